@@ -1,0 +1,284 @@
+//! Arrival processes: open-loop intended arrival times, drawn ahead of time.
+
+use std::path::Path;
+
+use rand_distr::{Distribution, Exp, LogNormal};
+
+use crate::csvfile::{read_text, CsvFile};
+use crate::demand::lognormal_params;
+use crate::error::{ReadError, ReadErrorKind, SpecError};
+use crate::Rng;
+
+/// An arrival process, as named by the `ARRIVALS` syntax.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arrivals {
+    /// Exponential inter-arrival times with mean 1000 / rps ms.
+    Poisson,
+    /// Log-normal inter-arrival times with mean 1000 / rps ms and this standard deviation.
+    LogNormal {
+        /// Standard deviation of the inter-arrival time, in ms.
+        sd_ms: f64,
+    },
+    /// Replays recorded arrival times (ms, non-decreasing), ignoring the rate.
+    Trace(Vec<f64>),
+    /// Poisson phases, each at its own rate for its own number of requests, in order.
+    /// The phases fix the number of requests and ignore the run's rate.
+    Phases(Vec<Phase>),
+}
+
+/// One load phase: `count` Poisson arrivals at `rps`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Phase {
+    /// Requests per second during the phase.
+    pub rps: f64,
+    /// Requests in the phase.
+    pub count: usize,
+}
+
+/// Why arrivals could not be generated.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ArrivalError {
+    /// The rate is not a positive finite number.
+    #[error("the arrival rate must be positive and finite, found {0}")]
+    BadRate(f64),
+    /// A trace holds fewer arrivals than requested.
+    #[error("the trace holds {available} arrivals, fewer than the {requested} requested")]
+    TraceTooShort {
+        /// Arrivals in the trace.
+        available: usize,
+        /// Requests asked for.
+        requested: usize,
+    },
+}
+
+impl Arrivals {
+    /// Parses the `ARRIVALS` syntax of shared/spec/cli.md, reading a trace file if named.
+    pub fn parse(spec: &str) -> Result<Arrivals, SpecError> {
+        let bad = |reason: &str| SpecError::syntax("arrivals", spec, reason);
+        let forms = "expected poisson, lognormal:SD_MS, trace:PATH or phases:RPS*COUNT,...";
+        let (head, rest) = match spec.split_once(':') {
+            Some((h, r)) => (h, Some(r)),
+            None => (spec, None),
+        };
+        match (head, rest) {
+            ("poisson", None) => Ok(Arrivals::Poisson),
+            ("lognormal", Some(sd)) => match sd.parse::<f64>() {
+                Ok(sd_ms) if sd_ms.is_finite() && sd_ms > 0.0 => Ok(Arrivals::LogNormal { sd_ms }),
+                _ => Err(bad("SD_MS must be a positive number")),
+            },
+            ("trace", Some(path)) => Ok(Arrivals::Trace(read_trace(Path::new(path))?)),
+            ("phases", Some(list)) => {
+                let phases = list
+                    .split(',')
+                    .map(|p| {
+                        let (rps, count) = p
+                            .split_once('*')
+                            .ok_or_else(|| bad(&format!("phase {p:?} is not RPS*COUNT")))?;
+                        let rps: f64 = rps
+                            .parse()
+                            .ok()
+                            .filter(|r: &f64| r.is_finite() && *r > 0.0)
+                            .ok_or_else(|| bad(&format!("phase rate {rps:?} must be positive")))?;
+                        let count: usize =
+                            count.parse().ok().filter(|c| *c > 0).ok_or_else(|| {
+                                bad(&format!("phase count {count:?} must be a positive integer"))
+                            })?;
+                        Ok(Phase { rps, count })
+                    })
+                    .collect::<Result<Vec<_>, SpecError>>()?;
+                Ok(Arrivals::Phases(phases))
+            }
+            _ => Err(bad(forms)),
+        }
+    }
+
+    /// The number of requests this process fixes by itself, if any (phases do).
+    pub fn fixed_count(&self) -> Option<usize> {
+        match self {
+            Arrivals::Phases(phases) => Some(phases.iter().map(|p| p.count).sum()),
+            _ => None,
+        }
+    }
+
+    /// Intended arrival times in ms from time 0, non-decreasing. `count` is ignored by
+    /// phases, which fix their own; a trace must hold at least `count` arrivals.
+    pub fn generate(
+        &self,
+        rps: f64,
+        count: usize,
+        rng: &mut Rng,
+    ) -> Result<Vec<f64>, ArrivalError> {
+        let check_rate = |r: f64| {
+            if r.is_finite() && r > 0.0 {
+                Ok(())
+            } else {
+                Err(ArrivalError::BadRate(r))
+            }
+        };
+        match self {
+            Arrivals::Poisson => {
+                check_rate(rps)?;
+                Ok(accumulate(0.0, poisson_gaps(rps, count, rng)))
+            }
+            Arrivals::LogNormal { sd_ms } => {
+                check_rate(rps)?;
+                let (mu, sigma) = lognormal_params(1000.0 / rps, *sd_ms);
+                let dist = LogNormal::new(mu, sigma).expect("positive moments are valid");
+                let gaps: Vec<f64> = (0..count).map(|_| dist.sample(rng)).collect();
+                Ok(accumulate(0.0, gaps))
+            }
+            Arrivals::Trace(times) => {
+                if times.len() < count {
+                    return Err(ArrivalError::TraceTooShort {
+                        available: times.len(),
+                        requested: count,
+                    });
+                }
+                Ok(times[..count].to_vec())
+            }
+            Arrivals::Phases(phases) => {
+                let mut out = Vec::with_capacity(self.fixed_count().unwrap_or(0));
+                let mut now = 0.0;
+                for p in phases {
+                    check_rate(p.rps)?;
+                    let times = accumulate(now, poisson_gaps(p.rps, p.count, rng));
+                    now = times.last().copied().unwrap_or(now);
+                    out.extend(times);
+                }
+                Ok(out)
+            }
+        }
+    }
+}
+
+fn poisson_gaps(rps: f64, count: usize, rng: &mut Rng) -> Vec<f64> {
+    let exp = Exp::new(rps / 1000.0).expect("a positive rate is valid");
+    (0..count).map(|_| exp.sample(rng)).collect()
+}
+
+fn accumulate(start: f64, gaps: Vec<f64>) -> Vec<f64> {
+    let mut now = start;
+    gaps.into_iter()
+        .map(|g| {
+            now += g;
+            now
+        })
+        .collect()
+}
+
+/// Reads a trace: a CSV with an `arrival_ms` column (other columns are ignored, so a
+/// per-request records file replays as is), times non-negative and non-decreasing.
+pub fn read_trace(path: &Path) -> Result<Vec<f64>, ReadError> {
+    let text = read_text(path)?;
+    parse_trace(&text, &path.display().to_string())
+}
+
+/// Parses trace CSV text; `file` names it in errors.
+pub fn parse_trace(text: &str, file: &str) -> Result<Vec<f64>, ReadError> {
+    let csv = CsvFile::parse(text, file)?;
+    let columns = csv.columns(|_| true)?;
+    let col = csv.require(&columns, "arrival_ms")?;
+    let mut times: Vec<f64> = Vec::with_capacity(csv.rows.len());
+    for (line, fields) in &csv.rows {
+        let t = csv.number(*line, "arrival_ms", &fields[col])?;
+        if t < 0.0 {
+            return Err(ReadError::new(
+                csv.at(*line, "arrival_ms"),
+                ReadErrorKind::Invalid(format!("an arrival time must not be negative, found {t}")),
+            ));
+        }
+        if let Some(&previous) = times.last() {
+            if t < previous {
+                return Err(ReadError::new(
+                    csv.at(*line, "arrival_ms"),
+                    ReadErrorKind::Decreasing { previous },
+                ));
+            }
+        }
+        times.push(t);
+    }
+    Ok(times)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seeded_rng;
+
+    fn mean_gap(times: &[f64]) -> f64 {
+        (times[times.len() - 1] - times[0]) / (times.len() - 1) as f64
+    }
+
+    #[test]
+    fn poisson_and_lognormal_have_the_requested_rate() {
+        let mut rng = seeded_rng(5);
+        let t = Arrivals::Poisson.generate(40.0, 100_000, &mut rng).unwrap();
+        assert!((mean_gap(&t) - 25.0).abs() < 0.3);
+        assert!(t.windows(2).all(|w| w[0] <= w[1]));
+        let t = Arrivals::LogNormal { sd_ms: 5.0 }
+            .generate(100.0, 100_000, &mut rng)
+            .unwrap();
+        assert!((mean_gap(&t) - 10.0).abs() < 0.1);
+    }
+
+    #[test]
+    fn phases_run_in_order_at_their_rates() {
+        let a = Arrivals::parse("phases:45*500,30*500").unwrap();
+        assert_eq!(a.fixed_count(), Some(1000));
+        let t = a.generate(1.0, 1, &mut seeded_rng(1)).unwrap();
+        assert_eq!(t.len(), 1000);
+        let first = mean_gap(&t[..500]);
+        let second = mean_gap(&t[500..]);
+        assert!(second > first * 1.2, "{first} then {second}");
+    }
+
+    #[test]
+    fn traces_replay_and_reject_bad_rows() {
+        let t = parse_trace("request,arrival_ms\na,0\nb,1.5\nc,1.5\n", "t.csv").unwrap();
+        assert_eq!(t, vec![0.0, 1.5, 1.5]);
+        let a = Arrivals::Trace(t);
+        assert_eq!(
+            a.generate(0.0, 2, &mut seeded_rng(1)).unwrap(),
+            vec![0.0, 1.5]
+        );
+        assert!(matches!(
+            a.generate(0.0, 9, &mut seeded_rng(1)),
+            Err(ArrivalError::TraceTooShort { .. })
+        ));
+        let e = parse_trace("arrival_ms\n3\n2\n", "t.csv").unwrap_err();
+        assert_eq!(e.kind, ReadErrorKind::Decreasing { previous: 3.0 });
+        assert_eq!(e.location.line, Some(3));
+        assert!(parse_trace("arrival_ms\n-1\n", "t.csv").is_err());
+        assert!(parse_trace("when\n1\n", "t.csv").is_err());
+    }
+
+    #[test]
+    fn seeded_arrivals_repeat_exactly() {
+        for a in [Arrivals::Poisson, Arrivals::LogNormal { sd_ms: 3.0 }] {
+            let x = a.generate(50.0, 100, &mut seeded_rng(2)).unwrap();
+            let y = a.generate(50.0, 100, &mut seeded_rng(2)).unwrap();
+            assert_eq!(x, y);
+        }
+    }
+
+    #[test]
+    fn rejects_malformed_specs_and_rates() {
+        for bad in [
+            "",
+            "uniform",
+            "poisson:3",
+            "lognormal",
+            "lognormal:-2",
+            "phases:",
+            "phases:40",
+            "phases:40*0",
+            "phases:x*10",
+        ] {
+            assert!(Arrivals::parse(bad).is_err(), "{bad:?} was accepted");
+        }
+        assert_eq!(
+            Arrivals::Poisson.generate(0.0, 1, &mut seeded_rng(1)),
+            Err(ArrivalError::BadRate(0.0))
+        );
+    }
+}

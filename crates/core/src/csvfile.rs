@@ -1,0 +1,169 @@
+//! Shared CSV reading: header checks and number fields with file, line and field in errors.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::error::{Location, ReadError, ReadErrorKind};
+
+/// A CSV file read into its header and rows, each row with its 1-based line.
+pub(crate) struct CsvFile {
+    pub(crate) file: String,
+    pub(crate) header: Vec<String>,
+    pub(crate) rows: Vec<(u64, Vec<String>)>,
+}
+
+/// Reads the file at `path` into memory, mapping I/O failures to a [`ReadError`].
+pub(crate) fn read_text(path: &Path) -> Result<String, ReadError> {
+    std::fs::read_to_string(path).map_err(|e| ReadError::io(path, &e))
+}
+
+impl CsvFile {
+    /// Parses `text`; `file` names it in errors. Rejects an empty file, a header with
+    /// no rows, and rows whose field count differs from the header's.
+    pub(crate) fn parse(text: &str, file: &str) -> Result<CsvFile, ReadError> {
+        if text.trim().is_empty() {
+            return Err(ReadError::new(Location::file(file), ReadErrorKind::Empty));
+        }
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .flexible(true)
+            .trim(csv::Trim::All)
+            .from_reader(text.as_bytes());
+        let header: Vec<String> = reader
+            .headers()
+            .map_err(|e| csv_error(file, &e))?
+            .iter()
+            .map(str::to_string)
+            .collect();
+        let mut rows = Vec::new();
+        for record in reader.records() {
+            let record = record.map_err(|e| csv_error(file, &e))?;
+            let line = record.position().map_or(0, |p| p.line());
+            if record.len() == 1 && record.get(0) == Some("") {
+                continue;
+            }
+            if record.len() != header.len() {
+                return Err(ReadError::new(
+                    Location::line(file, line),
+                    ReadErrorKind::FieldCount {
+                        expected: header.len(),
+                        found: record.len(),
+                    },
+                ));
+            }
+            rows.push((line, record.iter().map(str::to_string).collect()));
+        }
+        if rows.is_empty() {
+            return Err(ReadError::new(
+                Location::line(file, 1),
+                ReadErrorKind::NoRows,
+            ));
+        }
+        Ok(CsvFile {
+            file: file.to_string(),
+            header,
+            rows,
+        })
+    }
+
+    /// Maps each header name to its index, rejecting duplicates and names for which
+    /// `known` returns false.
+    pub(crate) fn columns(
+        &self,
+        known: impl Fn(&str) -> bool,
+    ) -> Result<HashMap<String, usize>, ReadError> {
+        let mut map = HashMap::new();
+        for (i, name) in self.header.iter().enumerate() {
+            let at = || Location::line(&self.file, 1).with_field(name.clone());
+            if !known(name) {
+                return Err(ReadError::new(
+                    at(),
+                    ReadErrorKind::UnknownColumn(name.clone()),
+                ));
+            }
+            if map.insert(name.clone(), i).is_some() {
+                return Err(ReadError::new(
+                    at(),
+                    ReadErrorKind::DuplicateColumn(name.clone()),
+                ));
+            }
+        }
+        Ok(map)
+    }
+
+    /// The index of a required column.
+    pub(crate) fn require(
+        &self,
+        columns: &HashMap<String, usize>,
+        name: &str,
+    ) -> Result<usize, ReadError> {
+        columns.get(name).copied().ok_or_else(|| {
+            ReadError::new(
+                Location::line(&self.file, 1),
+                ReadErrorKind::MissingColumn(name.to_string()),
+            )
+        })
+    }
+
+    /// The location of a field on a line.
+    pub(crate) fn at(&self, line: u64, field: &str) -> Location {
+        Location::line(&self.file, line).with_field(field)
+    }
+
+    /// Parses a finite number.
+    pub(crate) fn number(&self, line: u64, field: &str, text: &str) -> Result<f64, ReadError> {
+        parse_number(text).map_err(|kind| ReadError::new(self.at(line, field), kind))
+    }
+
+    /// Parses a finite, strictly positive time in milliseconds.
+    pub(crate) fn positive_time(
+        &self,
+        line: u64,
+        field: &str,
+        text: &str,
+    ) -> Result<f64, ReadError> {
+        let value = self.number(line, field, text)?;
+        if value <= 0.0 {
+            return Err(ReadError::new(
+                self.at(line, field),
+                ReadErrorKind::NotPositive(value),
+            ));
+        }
+        Ok(value)
+    }
+}
+
+/// Parses a finite decimal number, naming what is wrong otherwise.
+pub(crate) fn parse_number(text: &str) -> Result<f64, ReadErrorKind> {
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| ReadErrorKind::NotANumber(text.to_string()))?;
+    if !value.is_finite() {
+        return Err(ReadErrorKind::NotFinite(text.to_string()));
+    }
+    Ok(value)
+}
+
+fn csv_error(file: &str, err: &csv::Error) -> ReadError {
+    let location = match err.position() {
+        Some(pos) => Location::line(file, pos.line()),
+        None => Location::file(file),
+    };
+    let kind = match err.kind() {
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => ReadErrorKind::FieldCount {
+            expected: *expected_len as usize,
+            found: *len as usize,
+        },
+        csv::ErrorKind::Utf8 { .. } => ReadErrorKind::Malformed("not valid UTF-8".into()),
+        _ => ReadErrorKind::Malformed(err.to_string()),
+    };
+    ReadError::new(location, kind)
+}
+
+/// Formats a number for CSV output: the shortest text that reads back exactly.
+pub(crate) fn fmt_number(value: f64) -> String {
+    format!("{value}")
+}

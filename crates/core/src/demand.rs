@@ -1,0 +1,306 @@
+//! Demand models: where each request's sequential work and speedup curve come from.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rand::RngExt;
+use rand_distr::{Distribution, Exp, LogNormal};
+
+use crate::distribution::BinnedDistribution;
+use crate::error::SpecError;
+use crate::profile::DemandProfile;
+use crate::shapes::Shape;
+use crate::speedup::{Speedup, SpeedupSpec};
+use crate::Rng;
+
+/// A distribution of sequential work, as named by the `DEMAND` syntax.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Demand {
+    /// Exponential with the given mean.
+    Exp {
+        /// Mean work in ms.
+        mean_ms: f64,
+    },
+    /// Every request has the same work.
+    Const {
+        /// The work in ms.
+        ms: f64,
+    },
+    /// Log-normal with the given mean and standard deviation of the work itself.
+    LogNormal {
+        /// Mean work in ms.
+        mean_ms: f64,
+        /// Standard deviation of the work in ms.
+        sd_ms: f64,
+    },
+    /// Requests drawn uniformly, with replacement, from a profile.
+    Profile(Arc<DemandProfile>),
+    /// Work drawn from a binned distribution: a bin by its probability, then uniformly
+    /// within the bin, between the previous bin's `work_ms` (0 for the first) and its own.
+    Distribution(BinnedDistribution),
+    /// A preset shaped after a paper's workload.
+    Shape(Shape),
+}
+
+impl Demand {
+    /// Parses the `DEMAND` syntax of shared/spec/cli.md, reading any file it names.
+    pub fn parse(spec: &str) -> Result<Demand, SpecError> {
+        let bad = |reason: &str| SpecError::syntax("demand", spec, reason);
+        let forms = "expected exp:MEAN, const:MS, lognormal:MEAN:SD, profile:PATH, \
+                     distribution:PATH, shape:bing, shape:lucene or shape:finance";
+        let (head, rest) = spec.split_once(':').ok_or_else(|| bad(forms))?;
+        let positive = |text: &str, what: &str| -> Result<f64, SpecError> {
+            match text.parse::<f64>() {
+                Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+                _ => Err(bad(&format!("{what} {text:?} must be a positive number"))),
+            }
+        };
+        match head {
+            "exp" => Ok(Demand::Exp {
+                mean_ms: positive(rest, "mean")?,
+            }),
+            "const" => Ok(Demand::Const {
+                ms: positive(rest, "work")?,
+            }),
+            "lognormal" => {
+                let (mean, sd) = rest
+                    .split_once(':')
+                    .ok_or_else(|| bad("expected lognormal:MEAN:SD"))?;
+                Ok(Demand::LogNormal {
+                    mean_ms: positive(mean, "mean")?,
+                    sd_ms: positive(sd, "standard deviation")?,
+                })
+            }
+            "profile" => Ok(Demand::Profile(Arc::new(DemandProfile::read(Path::new(
+                rest,
+            ))?))),
+            "distribution" => Ok(Demand::Distribution(BinnedDistribution::read(Path::new(
+                rest,
+            ))?)),
+            "shape" => Shape::from_name(rest)
+                .map(Demand::Shape)
+                .ok_or_else(|| bad("expected shape:bing, shape:lucene or shape:finance")),
+            _ => Err(bad(forms)),
+        }
+    }
+
+    /// Whether each request brings its own speedup curve (profiles and shapes do).
+    pub fn has_own_speedups(&self) -> bool {
+        matches!(self, Demand::Profile(_) | Demand::Shape(_))
+    }
+}
+
+/// One request's demand: its sequential work and its speedup curve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestDemand {
+    /// Sequential work in ms: its execution time alone at degree 1.
+    pub work_ms: f64,
+    /// How much faster it runs at each degree.
+    pub speedup: Speedup,
+}
+
+/// A demand and the speedup every request gets: the model that draws requests.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DemandModel {
+    demand: Demand,
+    /// `None`: each request's own curve (profiles and shapes).
+    speedup: Option<Speedup>,
+}
+
+impl DemandModel {
+    /// Combines a demand with an optional `SPEEDUP`. Without one, profiles and shapes use
+    /// each request's own speedups and the other demands are linear. `profile` is only
+    /// accepted for demands whose requests carry their own speedups.
+    pub fn new(demand: Demand, speedup: Option<SpeedupSpec>) -> Result<Self, SpecError> {
+        let speedup = match speedup {
+            Some(SpeedupSpec::Curve(curve)) => Some(curve),
+            Some(SpeedupSpec::Profile) | None if demand.has_own_speedups() => None,
+            None => Some(Speedup::Linear),
+            Some(SpeedupSpec::Profile) => {
+                return Err(SpecError::syntax(
+                    "speedup",
+                    "profile",
+                    "only profile: and shape: demands carry their own speedups",
+                ))
+            }
+        };
+        Ok(DemandModel { demand, speedup })
+    }
+
+    /// The demand part of the model.
+    pub fn demand(&self) -> &Demand {
+        &self.demand
+    }
+
+    /// Draws one request.
+    pub fn sample(&self, rng: &mut Rng) -> RequestDemand {
+        let (work_ms, own) = match &self.demand {
+            Demand::Exp { mean_ms } => {
+                let exp = Exp::new(1.0 / mean_ms).expect("a positive mean gives a valid rate");
+                (exp.sample(rng), None)
+            }
+            Demand::Const { ms } => (*ms, None),
+            Demand::LogNormal { mean_ms, sd_ms } => {
+                let (mu, sigma) = lognormal_params(*mean_ms, *sd_ms);
+                let dist = LogNormal::new(mu, sigma).expect("positive moments are valid");
+                (dist.sample(rng), None)
+            }
+            Demand::Profile(profile) => {
+                let r = &profile.requests()[rng.random_range(0..profile.requests().len())];
+                (r.seq_ms(), Some(Speedup::Table(r.speedups().into())))
+            }
+            Demand::Distribution(dist) => (sample_binned(dist, rng), None),
+            Demand::Shape(shape) => {
+                let (w, s) = shape.sample(rng);
+                (w, Some(s))
+            }
+        };
+        let speedup = match (&self.speedup, own) {
+            (Some(curve), _) => curve.clone(),
+            (None, Some(own)) => own,
+            (None, None) => Speedup::Linear,
+        };
+        RequestDemand { work_ms, speedup }
+    }
+
+    /// Draws `count` requests.
+    pub fn sample_many(&self, count: usize, rng: &mut Rng) -> Vec<RequestDemand> {
+        (0..count).map(|_| self.sample(rng)).collect()
+    }
+}
+
+/// The (mu, sigma) of a log-normal with the given mean and standard deviation.
+pub fn lognormal_params(mean: f64, sd: f64) -> (f64, f64) {
+    let sigma2 = (1.0 + (sd / mean).powi(2)).ln();
+    (mean.ln() - sigma2 / 2.0, sigma2.sqrt())
+}
+
+fn sample_binned(dist: &BinnedDistribution, rng: &mut Rng) -> f64 {
+    let bins = dist.bins();
+    let u: f64 = rng.random::<f64>() * bins.iter().map(|b| b.probability).sum::<f64>();
+    let mut acc = 0.0;
+    let mut lower = 0.0;
+    for b in bins {
+        acc += b.probability;
+        if u < acc {
+            // Uniform in (lower, work_ms]: 1 - U lies in (0, 1].
+            return lower + (1.0 - rng.random::<f64>()) * (b.work_ms - lower);
+        }
+        lower = b.work_ms;
+    }
+    bins.iter()
+        .rev()
+        .find(|b| b.probability > 0.0)
+        .map_or(bins[bins.len() - 1].work_ms, |b| b.work_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::distribution::Bin;
+    use crate::seeded_rng;
+
+    fn model(spec: &str) -> DemandModel {
+        DemandModel::new(Demand::parse(spec).unwrap(), None).unwrap()
+    }
+
+    fn mean_sd(m: &DemandModel, n: usize) -> (f64, f64) {
+        let mut rng = seeded_rng(7);
+        let w: Vec<f64> = (0..n).map(|_| m.sample(&mut rng).work_ms).collect();
+        let mean = w.iter().sum::<f64>() / n as f64;
+        let var = w.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
+        (mean, var.sqrt())
+    }
+
+    #[test]
+    fn parametric_demands_have_their_moments() {
+        let (m, sd) = mean_sd(&model("exp:10"), 200_000);
+        assert!((m - 10.0).abs() < 0.1 && (sd - 10.0).abs() < 0.2);
+        let (m, sd) = mean_sd(&model("const:7.5"), 10);
+        assert_eq!((m, sd), (7.5, 0.0));
+        let (m, sd) = mean_sd(&model("lognormal:10:13"), 400_000);
+        assert!((m - 10.0).abs() < 0.15, "mean {m}");
+        assert!((sd - 13.0).abs() < 0.6, "sd {sd}");
+    }
+
+    #[test]
+    fn binned_draws_stay_in_their_bins_with_their_probabilities() {
+        let dist = BinnedDistribution::new(vec![
+            Bin {
+                work_ms: 1.0,
+                probability: 0.25,
+            },
+            Bin {
+                work_ms: 10.0,
+                probability: 0.75,
+            },
+        ])
+        .unwrap();
+        let m = DemandModel::new(Demand::Distribution(dist), None).unwrap();
+        let mut rng = seeded_rng(3);
+        let w: Vec<f64> = (0..100_000).map(|_| m.sample(&mut rng).work_ms).collect();
+        assert!(w.iter().all(|x| *x > 0.0 && *x <= 10.0));
+        let small = w.iter().filter(|x| **x <= 1.0).count() as f64 / w.len() as f64;
+        assert!((small - 0.25).abs() < 0.01, "{small}");
+    }
+
+    #[test]
+    fn profile_demands_carry_each_requests_speedups() {
+        let p = DemandProfile::parse("request,t1_ms,t2_ms\na,100,50\nb,10,20\n", "p").unwrap();
+        let m = DemandModel::new(Demand::Profile(Arc::new(p)), None).unwrap();
+        let mut rng = seeded_rng(1);
+        for _ in 0..50 {
+            let r = m.sample(&mut rng);
+            let expected = if r.work_ms == 100.0 { 2.0 } else { 0.5 };
+            assert_eq!(r.speedup.at(2), expected);
+        }
+        // An explicit curve overrides the profile's own.
+        let p = DemandProfile::parse("request,t1_ms\na,100\n", "p").unwrap();
+        let m = DemandModel::new(
+            Demand::Profile(Arc::new(p)),
+            Some(SpeedupSpec::Curve(Speedup::Linear)),
+        )
+        .unwrap();
+        assert_eq!(m.sample(&mut rng).speedup.at(3), 3.0);
+    }
+
+    #[test]
+    fn speedup_profile_needs_a_demand_with_its_own() {
+        let e = DemandModel::new(Demand::Const { ms: 1.0 }, Some(SpeedupSpec::Profile));
+        assert!(e.is_err());
+        assert_eq!(model("exp:1").speedup, Some(Speedup::Linear));
+    }
+
+    #[test]
+    fn seeded_draws_repeat_exactly() {
+        for spec in ["exp:10", "lognormal:10:13", "shape:bing", "shape:lucene"] {
+            let m = model(spec);
+            let a = m.sample_many(100, &mut seeded_rng(9));
+            let b = m.sample_many(100, &mut seeded_rng(9));
+            assert_eq!(a, b, "{spec}");
+            let c = m.sample_many(100, &mut seeded_rng(10));
+            assert_ne!(a, c, "{spec}");
+        }
+    }
+
+    #[test]
+    fn rejects_malformed_demands() {
+        for bad in [
+            "",
+            "exp",
+            "exp:",
+            "exp:-1",
+            "exp:0",
+            "exp:nan",
+            "const:x",
+            "lognormal:10",
+            "lognormal:10:-1",
+            "shape:google",
+            "weibull:1",
+        ] {
+            assert!(Demand::parse(bad).is_err(), "{bad:?} was accepted");
+        }
+        let e = Demand::parse("profile:/nonexistent.csv").unwrap_err();
+        assert!(e.to_string().contains("/nonexistent.csv"), "{e}");
+    }
+}

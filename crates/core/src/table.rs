@@ -1,0 +1,356 @@
+//! Planned tables and their JSON files: the FM interval table and the Adaptive degree table.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::csvfile::read_text;
+use crate::error::{Location, ReadError, ReadErrorKind};
+
+/// The `kind` of an FM interval table file.
+pub const INTERVAL_TABLE_KIND: &str = "fm-interval-table";
+/// The `kind` of an Adaptive degree table file.
+pub const ADAPTIVE_TABLE_KIND: &str = "adaptive-degree-table";
+
+/// The FM interval table (Haque et al., ASPLOS 2015, §4.1): for each load, the schedule
+/// S = (v0, v1, ..., v_{n-1}) a request follows. See `fm-table.json` in
+/// shared/spec/formats.md.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalTable {
+    /// Always [`INTERVAL_TABLE_KIND`].
+    pub kind: String,
+    /// n, the maximum degree, which is also the length of each schedule.
+    pub max_degree: usize,
+    /// target_p: the total software parallelism the table aims not to exceed.
+    pub target_parallelism: f64,
+    /// beta, the percentile the table minimizes, in (0, 1].
+    pub percentile: f64,
+    /// The grid step of every interval, in ms.
+    pub step_ms: f64,
+    /// y, the largest interval on the grid, in ms.
+    pub max_interval_ms: f64,
+    /// `rows[i]` is for load i + 1.
+    pub rows: Vec<IntervalRow>,
+}
+
+/// One row of the FM interval table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalRow {
+    /// The load (requests in the system) this row is for.
+    pub load: usize,
+    /// The schedule (v0, v1, ..., v_{n-1}) in ms.
+    pub intervals_ms: Vec<f64>,
+    /// The paper's (e1, d1): wait for another request to leave, then start at degree 1.
+    pub admit_on_exit: bool,
+    /// Predicted percentile latency under the planner's model.
+    pub tail_ms: f64,
+    /// Predicted mean latency under the planner's model.
+    pub mean_ms: f64,
+    /// Predicted total average parallelism ap_R(S, load).
+    pub parallelism: f64,
+}
+
+impl IntervalRow {
+    /// The degree a request of this row runs at after executing `executed_ms` since it
+    /// started: 1 until v1, 2 until v1 + v2, ..., then n. Zero-length intervals are
+    /// skipped, so (0, 0, ...) starts at degree n.
+    pub fn degree_at(&self, executed_ms: f64) -> usize {
+        let mut boundary = 0.0;
+        let mut degree = 1;
+        for v in &self.intervals_ms[1..] {
+            boundary += v;
+            if executed_ms >= boundary {
+                degree += 1;
+            } else {
+                break;
+            }
+        }
+        degree
+    }
+
+    /// The delay v0 before a request may start, unless it is admit-on-exit.
+    pub fn admission_delay_ms(&self) -> f64 {
+        self.intervals_ms[0]
+    }
+}
+
+impl IntervalTable {
+    /// The row for `load`: loads above the last row use the last row, and load 0 the first.
+    pub fn row(&self, load: usize) -> &IntervalRow {
+        &self.rows[load.clamp(1, self.rows.len()) - 1]
+    }
+
+    /// Reads and checks a table file.
+    pub fn read(path: &Path) -> Result<Self, ReadError> {
+        let text = read_text(path)?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and checks table JSON; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Self, ReadError> {
+        let table: IntervalTable = parse_json(text, file)?;
+        let bad = |field: String, why: String| {
+            Err(ReadError::new(
+                Location::file(file).with_field(field),
+                ReadErrorKind::Invalid(why),
+            ))
+        };
+        if table.kind != INTERVAL_TABLE_KIND {
+            return bad(
+                "kind".into(),
+                format!("expected {INTERVAL_TABLE_KIND:?}, found {:?}", table.kind),
+            );
+        }
+        if table.max_degree == 0 {
+            return bad("max_degree".into(), "must be at least 1".into());
+        }
+        if table.rows.is_empty() {
+            return bad("rows".into(), "the table has no rows".into());
+        }
+        for (i, row) in table.rows.iter().enumerate() {
+            if row.load != i + 1 {
+                return bad(
+                    format!("rows[{i}].load"),
+                    format!("expected load {}, found {}", i + 1, row.load),
+                );
+            }
+            if row.intervals_ms.len() != table.max_degree {
+                return bad(
+                    format!("rows[{i}].intervals_ms"),
+                    format!(
+                        "expected {} intervals (max_degree), found {}",
+                        table.max_degree,
+                        row.intervals_ms.len()
+                    ),
+                );
+            }
+            if let Some(v) = row
+                .intervals_ms
+                .iter()
+                .find(|v| !(v.is_finite() && **v >= 0.0))
+            {
+                return bad(
+                    format!("rows[{i}].intervals_ms"),
+                    format!("intervals must be finite and non-negative, found {v}"),
+                );
+            }
+        }
+        Ok(table)
+    }
+
+    /// Writes the table as pretty JSON with a final newline.
+    pub fn write(&self, out: impl Write) -> io::Result<()> {
+        write_json(self, out)
+    }
+}
+
+/// The Adaptive baseline's table (Jeon et al., EuroSys 2013): the degree a request gets
+/// at admission, by load. It never changes afterwards.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdaptiveTable {
+    /// Always [`ADAPTIVE_TABLE_KIND`].
+    pub kind: String,
+    /// The highest degree the table may choose.
+    pub max_degree: usize,
+    /// The parallelism the planner shares among the requests in the system.
+    pub target_parallelism: f64,
+    /// `rows[i]` is for load i + 1.
+    pub rows: Vec<AdaptiveRow>,
+}
+
+/// One row of the Adaptive table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdaptiveRow {
+    /// The load (requests in the system, the new one included) at admission.
+    pub load: usize,
+    /// The degree chosen for a request admitted at this load.
+    pub degree: usize,
+    /// The planner's predicted mean execution time at that degree and load.
+    pub predicted_ms: f64,
+}
+
+impl AdaptiveTable {
+    /// The degree for a request admitted at `load` (loads above the last row use it).
+    pub fn degree(&self, load: usize) -> usize {
+        self.rows[load.clamp(1, self.rows.len()) - 1].degree
+    }
+
+    /// Reads and checks a table file.
+    pub fn read(path: &Path) -> Result<Self, ReadError> {
+        let text = read_text(path)?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and checks table JSON; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Self, ReadError> {
+        let table: AdaptiveTable = parse_json(text, file)?;
+        let bad = |field: String, why: String| {
+            Err(ReadError::new(
+                Location::file(file).with_field(field),
+                ReadErrorKind::Invalid(why),
+            ))
+        };
+        if table.kind != ADAPTIVE_TABLE_KIND {
+            return bad(
+                "kind".into(),
+                format!("expected {ADAPTIVE_TABLE_KIND:?}, found {:?}", table.kind),
+            );
+        }
+        if table.rows.is_empty() {
+            return bad("rows".into(), "the table has no rows".into());
+        }
+        for (i, row) in table.rows.iter().enumerate() {
+            if row.load != i + 1 {
+                return bad(
+                    format!("rows[{i}].load"),
+                    format!("expected load {}, found {}", i + 1, row.load),
+                );
+            }
+            if row.degree == 0 || row.degree > table.max_degree.max(1) {
+                return bad(
+                    format!("rows[{i}].degree"),
+                    format!("must lie in 1..={}, found {}", table.max_degree, row.degree),
+                );
+            }
+        }
+        Ok(table)
+    }
+
+    /// Writes the table as pretty JSON with a final newline.
+    pub fn write(&self, out: impl Write) -> io::Result<()> {
+        write_json(self, out)
+    }
+}
+
+fn parse_json<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, ReadError> {
+    if text.trim().is_empty() {
+        return Err(ReadError::new(Location::file(file), ReadErrorKind::Empty));
+    }
+    serde_json::from_str(text).map_err(|e| {
+        ReadError::new(
+            Location::line(file, e.line() as u64),
+            ReadErrorKind::Malformed(e.to_string()),
+        )
+    })
+}
+
+fn write_json<T: Serialize>(value: &T, mut out: impl Write) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut out, value)?;
+    writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> IntervalTable {
+        IntervalTable {
+            kind: INTERVAL_TABLE_KIND.into(),
+            max_degree: 3,
+            target_parallelism: 6.0,
+            percentile: 0.99,
+            step_ms: 50.0,
+            max_interval_ms: 150.0,
+            rows: vec![
+                IntervalRow {
+                    load: 1,
+                    intervals_ms: vec![0.0, 0.0, 0.0],
+                    admit_on_exit: false,
+                    tail_ms: 75.0,
+                    mean_ms: 50.0,
+                    parallelism: 3.0,
+                },
+                IntervalRow {
+                    load: 2,
+                    intervals_ms: vec![0.0, 50.0, 0.0],
+                    admit_on_exit: false,
+                    tail_ms: 100.0,
+                    mean_ms: 75.0,
+                    parallelism: 3.33,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn round_trips_and_looks_up_rows() {
+        let t = table();
+        let mut out = Vec::new();
+        t.write(&mut out).unwrap();
+        let back = IntervalTable::parse(std::str::from_utf8(&out).unwrap(), "t.json").unwrap();
+        assert_eq!(back, t);
+        assert_eq!(t.row(0).load, 1);
+        assert_eq!(t.row(2).load, 2);
+        assert_eq!(t.row(99).load, 2);
+    }
+
+    #[test]
+    fn degree_follows_the_schedule() {
+        let t = table();
+        assert_eq!(t.row(1).degree_at(0.0), 3);
+        let r = t.row(2);
+        assert_eq!(r.degree_at(0.0), 1);
+        assert_eq!(r.degree_at(49.9), 1);
+        // v2 = 0: degree 2 is skipped, straight to 3 at 50 ms.
+        assert_eq!(r.degree_at(50.0), 3);
+        let r = IntervalRow {
+            intervals_ms: vec![5.0, 10.0, 20.0, 5.0],
+            ..r.clone()
+        };
+        assert_eq!(r.degree_at(9.0), 1);
+        assert_eq!(r.degree_at(10.0), 2);
+        assert_eq!(r.degree_at(30.0), 3);
+        assert_eq!(r.degree_at(35.0), 4);
+        assert_eq!(r.admission_delay_ms(), 5.0);
+    }
+
+    #[test]
+    fn rejects_inconsistent_tables_naming_the_field() {
+        let mut t = table();
+        t.rows[1].load = 3;
+        let text = serde_json::to_string(&t).unwrap();
+        let e = IntervalTable::parse(&text, "t.json").unwrap_err();
+        assert_eq!(e.location.field.as_deref(), Some("rows[1].load"));
+
+        let mut t = table();
+        t.rows[0].intervals_ms.pop();
+        let e = IntervalTable::parse(&serde_json::to_string(&t).unwrap(), "t.json").unwrap_err();
+        assert_eq!(e.location.field.as_deref(), Some("rows[0].intervals_ms"));
+
+        let mut t = table();
+        t.kind = "other".into();
+        assert!(IntervalTable::parse(&serde_json::to_string(&t).unwrap(), "t.json").is_err());
+
+        let e = IntervalTable::parse("{\"kind\": 3", "t.json").unwrap_err();
+        assert!(matches!(e.kind, ReadErrorKind::Malformed(_)));
+        assert_eq!(
+            IntervalTable::parse("", "t.json").unwrap_err().kind,
+            ReadErrorKind::Empty
+        );
+    }
+
+    #[test]
+    fn adaptive_tables_check_their_degrees() {
+        let t = AdaptiveTable {
+            kind: ADAPTIVE_TABLE_KIND.into(),
+            max_degree: 4,
+            target_parallelism: 8.0,
+            rows: vec![
+                AdaptiveRow {
+                    load: 1,
+                    degree: 4,
+                    predicted_ms: 10.0,
+                },
+                AdaptiveRow {
+                    load: 2,
+                    degree: 5,
+                    predicted_ms: 10.0,
+                },
+            ],
+        };
+        let e = AdaptiveTable::parse(&serde_json::to_string(&t).unwrap(), "a.json").unwrap_err();
+        assert_eq!(e.location.field.as_deref(), Some("rows[1].degree"));
+    }
+}
