@@ -1,1 +1,80 @@
-fn main() {}
+//! The `tailor` binary: parses arguments into plain values and calls the library crates.
+
+mod plan;
+mod profile;
+
+use std::fs::File;
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+
+/// tailor: cut the tail latency of CPU-bound interactive services.
+#[derive(Debug, Parser)]
+#[command(name = "tailor", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Plan a policy offline from a workload profile.
+    #[command(subcommand)]
+    Plan(plan::PlanCommand),
+    /// Generate or describe demand profiles.
+    #[command(subcommand)]
+    Profile(profile::ProfileCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Plan(cmd) => plan::run(cmd),
+        Command::Profile(cmd) => profile::run(cmd),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs `write` against FILE, or stdout when `out` is `None`.
+pub(crate) fn write_output(
+    out: Option<&Path>,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> anyhow::Result<()> {
+    match out {
+        Some(path) => {
+            let file =
+                File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+            let mut w = BufWriter::new(file);
+            write(&mut w).with_context(|| format!("cannot write {}", path.display()))?;
+            w.flush()
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        None => {
+            let stdout = io::stdout();
+            let mut w = stdout.lock();
+            match write(&mut w).and_then(|()| w.flush()) {
+                // A closed pipe (`| head`) is not an error worth reporting.
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
+                other => other.context("cannot write to stdout")?,
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether progress lines should redraw in place (stderr is a terminal).
+pub(crate) fn interactive() -> bool {
+    io::stderr().is_terminal()
+}
+
+/// A path argument.
+pub(crate) type PathArg = PathBuf;

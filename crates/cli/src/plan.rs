@@ -1,0 +1,343 @@
+//! `tailor plan`: the offline planners (FM interval table, Adaptive degree table).
+
+use std::io::{self, Write};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::{Args, Subcommand, ValueEnum};
+use tailor_core::{AdaptiveTable, DemandProfile, IntervalRow, IntervalTable};
+use tailor_plan::{
+    binned_problem, plan_adaptive, plan_fm, plan_fm_exhaustive, AdaptiveParams, FmParams, FmProblem,
+};
+
+use crate::{interactive, write_output, PathArg};
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum PlanCommand {
+    /// Compute the Few-to-Many interval table (Haque et al., ASPLOS 2015, §4.1).
+    Fm(FmArgs),
+    /// Compute the Adaptive baseline's degree-by-load table (Jeon et al., EuroSys 2013).
+    ///
+    /// The degree at load q minimizes mean_t1 / s(d) * max(1, q * d / P), with s the
+    /// profile's work-weighted average speedup and P the target parallelism: a
+    /// reconstruction of Jeon et al.'s rule, documented in crates/plan/src/adaptive.rs.
+    Adaptive(AdaptiveArgs),
+}
+
+/// How a table is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum TableFormat {
+    /// The JSON file format of shared/spec/formats.md.
+    Json,
+    /// A table for people: load, then (time, degree) pairs as in the paper's Table 2.
+    Table,
+}
+
+/// Which search computes the FM table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Method {
+    /// The fast exact search.
+    Fast,
+    /// Fig. 7 as written: every schedule, every request. Slow; for checks and benchmarks.
+    Exhaustive,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct FmArgs {
+    /// Demand profile CSV: request,t1_ms,...,tN_ms.
+    #[arg(long)]
+    profile: PathArg,
+    /// n: the maximum degree of parallelism per request.
+    #[arg(long)]
+    max_degree: usize,
+    /// target_p: the total software parallelism not to exceed.
+    #[arg(long)]
+    target_parallelism: f64,
+    /// The interval grid step in ms.
+    #[arg(long)]
+    step_ms: f64,
+    /// y: the largest interval in ms (a multiple of the step).
+    #[arg(long)]
+    max_interval_ms: f64,
+    /// beta: the percentile to minimize, in (0, 1], e.g. 0.99.
+    #[arg(long)]
+    percentile: f64,
+    /// Q: plan loads 1..=Q.
+    #[arg(long)]
+    max_load: usize,
+    /// Write the table here instead of stdout.
+    #[arg(long)]
+    out: Option<PathArg>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = TableFormat::Json)]
+    format: TableFormat,
+    /// Group requests into K equal-width demand bins (the paper's faster approximation)
+    /// and report on stderr how far the binned predictions are from the exact ones.
+    #[arg(long, value_name = "K")]
+    bins: Option<usize>,
+    /// With --bins, also plan the exact table and report the gap to its optimum.
+    #[arg(long, requires = "bins")]
+    compare_exact: bool,
+    /// Which search to run.
+    #[arg(long, value_enum, default_value_t = Method::Fast)]
+    method: Method,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AdaptiveArgs {
+    /// Demand profile CSV: request,t1_ms,...,tN_ms.
+    #[arg(long)]
+    profile: PathArg,
+    /// The highest degree a request may get.
+    #[arg(long)]
+    max_degree: usize,
+    /// P: the hardware parallelism the requests share (usually the cores).
+    #[arg(long)]
+    target_parallelism: f64,
+    /// Plan loads 1..=Q.
+    #[arg(long)]
+    max_load: usize,
+    /// Write the table here instead of stdout.
+    #[arg(long)]
+    out: Option<PathArg>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = TableFormat::Json)]
+    format: TableFormat,
+}
+
+pub(crate) fn run(cmd: PlanCommand) -> anyhow::Result<()> {
+    match cmd {
+        PlanCommand::Fm(args) => fm(args),
+        PlanCommand::Adaptive(args) => adaptive(args),
+    }
+}
+
+fn fm(args: FmArgs) -> anyhow::Result<()> {
+    let profile = DemandProfile::read(&args.profile)?;
+    let params = FmParams {
+        max_degree: args.max_degree,
+        target_parallelism: args.target_parallelism,
+        step_ms: args.step_ms,
+        max_interval_ms: args.max_interval_ms,
+        percentile: args.percentile,
+        max_load: args.max_load,
+    };
+    let exact = FmProblem::new(&profile, params.clone())?;
+    let problem = match args.bins {
+        Some(k) => binned_problem(&profile, params, k)?,
+        None => exact.clone(),
+    };
+    let started = Instant::now();
+    let table = search(&problem, args.method, "planning")?;
+    eprintln!(
+        "planned loads 1..={} over {} {} in {:.2} s",
+        problem.params().max_load,
+        problem.len(),
+        if args.bins.is_some() {
+            "bins"
+        } else {
+            "requests"
+        },
+        started.elapsed().as_secs_f64()
+    );
+    if args.bins.is_some() {
+        let optimum = if args.compare_exact {
+            Some(search(&exact, args.method, "planning the exact table")?)
+        } else {
+            None
+        };
+        report_binned(&exact, &table, optimum.as_ref())?;
+    }
+    write_output(args.out.as_deref(), |w| match args.format {
+        TableFormat::Json => table.write(w),
+        TableFormat::Table => print_fm_table(&table, w),
+    })
+}
+
+/// Runs one search, showing progress on a terminal.
+fn search(problem: &FmProblem, method: Method, what: &str) -> anyhow::Result<IntervalTable> {
+    let table = match method {
+        Method::Exhaustive => plan_fm_exhaustive(problem)?,
+        Method::Fast => {
+            let show = interactive();
+            let last = Mutex::new(Instant::now());
+            let progress = |done: u64, total: u64| {
+                let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
+                if show && (last.elapsed() > Duration::from_millis(250) || done == total) {
+                    *last = Instant::now();
+                    eprint!(
+                        "\r{what}: {:5.1}% of {total} prefixes",
+                        100.0 * done as f64 / total as f64
+                    );
+                    if done == total {
+                        eprintln!();
+                    }
+                }
+            };
+            plan_fm(problem, Some(&progress))?
+        }
+    };
+    Ok(table)
+}
+
+/// Reports, per load, the binned table's predicted tail against the exact tail of the
+/// same schedule on every profiled request, and optionally against the exact optimum.
+fn report_binned(
+    exact: &FmProblem,
+    binned: &IntervalTable,
+    optimum: Option<&IntervalTable>,
+) -> anyhow::Result<()> {
+    let mut err = io::stderr().lock();
+    write!(err, "load  binned_tail_ms  exact_tail_ms  error_%")?;
+    if optimum.is_some() {
+        write!(err, "  optimum_tail_ms  gap_%")?;
+    }
+    writeln!(err)?;
+    let mut worst: f64 = 0.0;
+    for row in &binned.rows {
+        let actual = exact.evaluate(&row.intervals_ms, row.load).tail_ms;
+        let error = 100.0 * (row.tail_ms - actual) / actual;
+        worst = worst.max(error.abs());
+        write!(
+            err,
+            "{:4}  {:14.2}  {:13.2}  {:7.2}",
+            row.load, row.tail_ms, actual, error
+        )?;
+        if let Some(opt) = optimum {
+            let best = opt.rows[row.load - 1].tail_ms;
+            write!(
+                err,
+                "  {:15.2}  {:5.2}",
+                best,
+                100.0 * (actual - best) / best
+            )?;
+        }
+        writeln!(err)?;
+    }
+    writeln!(err, "largest |error| of the binned prediction: {worst:.2}%")
+        .context("cannot write to stderr")
+}
+
+/// The paper's Table 2 layout: for each load, the admission then (time, degree) pairs,
+/// where a time is the request's executed time at which it moves to that degree.
+fn print_fm_table(table: &IntervalTable, w: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        w,
+        "# FM interval table: max degree {}, target parallelism {}, p{}, step {} ms, y {} ms",
+        table.max_degree,
+        table.target_parallelism,
+        table.percentile * 100.0,
+        table.step_ms,
+        table.max_interval_ms
+    )?;
+    writeln!(
+        w,
+        "{:>5}  {:<40} {:>9} {:>9} {:>11}",
+        "load", "schedule (t, degree)", "tail_ms", "mean_ms", "parallelism"
+    )?;
+    for row in &table.rows {
+        writeln!(
+            w,
+            "{:>5}  {:<40} {:>9.2} {:>9.2} {:>11.2}",
+            row.load,
+            schedule_pairs(row),
+            row.tail_ms,
+            row.mean_ms,
+            row.parallelism
+        )?;
+    }
+    Ok(())
+}
+
+/// Turns S = (v0, v1, ..., v_{n-1}) into the paper's pairs: (v0 or e1, first degree),
+/// then (executed ms, degree) at each increase; zero-length intervals are skipped.
+fn schedule_pairs(row: &IntervalRow) -> String {
+    let v = &row.intervals_ms;
+    let n = v.len();
+    let mut degree = 1;
+    while degree < n && v[degree] == 0.0 {
+        degree += 1;
+    }
+    let start = if row.admit_on_exit {
+        "e1".to_string()
+    } else {
+        format!("{}", v[0])
+    };
+    let mut pairs = vec![format!("({start}, d{degree})")];
+    let mut executed = 0.0;
+    for d in degree..n {
+        executed += v[d];
+        if d + 1 == n || v[d + 1] > 0.0 {
+            pairs.push(format!("({executed}, d{})", d + 1));
+        }
+    }
+    pairs.join(" ")
+}
+
+fn adaptive(args: AdaptiveArgs) -> anyhow::Result<()> {
+    let profile = DemandProfile::read(&args.profile)?;
+    let table = plan_adaptive(
+        &profile,
+        &AdaptiveParams {
+            max_degree: args.max_degree,
+            target_parallelism: args.target_parallelism,
+            max_load: args.max_load,
+        },
+    )?;
+    write_output(args.out.as_deref(), |w| match args.format {
+        TableFormat::Json => table.write(w),
+        TableFormat::Table => print_adaptive_table(&table, w),
+    })
+}
+
+fn print_adaptive_table(table: &AdaptiveTable, w: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        w,
+        "# Adaptive degree table: max degree {}, target parallelism {}",
+        table.max_degree, table.target_parallelism
+    )?;
+    writeln!(w, "{:>5} {:>7} {:>13}", "load", "degree", "predicted_ms")?;
+    for row in &table.rows {
+        writeln!(
+            w,
+            "{:>5} {:>7} {:>13.2}",
+            row.load, row.degree, row.predicted_ms
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(v: &[f64], admit_on_exit: bool) -> IntervalRow {
+        IntervalRow {
+            load: 1,
+            intervals_ms: v.to_vec(),
+            admit_on_exit,
+            tail_ms: 0.0,
+            mean_ms: 0.0,
+            parallelism: 0.0,
+        }
+    }
+
+    #[test]
+    fn pairs_follow_the_papers_notation() {
+        assert_eq!(schedule_pairs(&row(&[0.0, 0.0, 0.0], false)), "(0, d3)");
+        assert_eq!(
+            schedule_pairs(&row(&[0.0, 50.0, 0.0], false)),
+            "(0, d1) (50, d3)"
+        );
+        assert_eq!(
+            schedule_pairs(&row(&[150.0, 50.0, 50.0], true)),
+            "(e1, d1) (50, d2) (100, d3)"
+        );
+        assert_eq!(
+            schedule_pairs(&row(&[5.0, 0.0, 20.0], false)),
+            "(5, d2) (20, d3)"
+        );
+        assert_eq!(schedule_pairs(&row(&[5.0], false)), "(5, d1)");
+    }
+}

@@ -1,0 +1,102 @@
+//! `tailor profile`: generate a demand profile from a distribution, or describe one.
+
+use std::io::Write;
+
+use clap::{Args, Subcommand};
+use tailor_core::{seeded_rng, Demand, DemandModel, DemandProfile, RequestProfile, Speedup};
+
+use crate::{write_output, PathArg};
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ProfileCommand {
+    /// Draw a synthetic profile: each request's time at degree d is its work / s(d).
+    Generate(GenerateArgs),
+    /// Print a profile's demand statistics and average speedups.
+    Describe(DescribeArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct GenerateArgs {
+    /// DEMAND: exp:MEAN, const:MS, lognormal:MEAN:SD, profile:PATH, distribution:PATH,
+    /// shape:bing, shape:lucene or shape:finance.
+    #[arg(long)]
+    demand: String,
+    /// SPEEDUP: linear, amdahl:F, table:S1,S2,... or profile (default: each request's
+    /// own for profiles and shapes, linear otherwise).
+    #[arg(long)]
+    speedup: Option<String>,
+    /// How many requests to draw.
+    #[arg(long)]
+    requests: usize,
+    /// Profile degrees 1..=N.
+    #[arg(long)]
+    max_degree: usize,
+    /// Random seed; the same seed gives the same profile.
+    #[arg(long)]
+    seed: u64,
+    /// Write the profile here instead of stdout.
+    #[arg(long)]
+    out: Option<PathArg>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DescribeArgs {
+    /// The profile CSV to describe.
+    profile: PathArg,
+}
+
+pub(crate) fn run(cmd: ProfileCommand) -> anyhow::Result<()> {
+    match cmd {
+        ProfileCommand::Generate(args) => generate(args),
+        ProfileCommand::Describe(args) => describe(args),
+    }
+}
+
+fn generate(args: GenerateArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(args.requests > 0, "--requests must be at least 1");
+    anyhow::ensure!(args.max_degree > 0, "--max-degree must be at least 1");
+    let demand = Demand::parse(&args.demand)?;
+    let speedup = args.speedup.as_deref().map(Speedup::parse).transpose()?;
+    let model = DemandModel::new(demand, speedup)?;
+    let mut rng = seeded_rng(args.seed);
+    let width = args.requests.to_string().len();
+    let requests = (0..args.requests)
+        .map(|i| {
+            let r = model.sample(&mut rng);
+            RequestProfile {
+                id: format!("q{:0width$}", i + 1),
+                times_ms: (1..=args.max_degree)
+                    .map(|d| r.work_ms / r.speedup.at(d))
+                    .collect(),
+            }
+        })
+        .collect();
+    let profile = DemandProfile::new(requests).map_err(anyhow::Error::msg)?;
+    write_output(args.out.as_deref(), |w| profile.write(w))
+}
+
+fn describe(args: DescribeArgs) -> anyhow::Result<()> {
+    let profile = DemandProfile::read(&args.profile)?;
+    let mut seq: Vec<f64> = profile.requests().iter().map(|r| r.seq_ms()).collect();
+    seq.sort_by(f64::total_cmp);
+    let n = seq.len();
+    let quantile = |q: f64| seq[((q * n as f64).ceil() as usize).clamp(1, n) - 1];
+    let mean = seq.iter().sum::<f64>() / n as f64;
+    write_output(None, |w: &mut dyn Write| {
+        writeln!(w, "requests        {n}")?;
+        writeln!(w, "degrees         1..={}", profile.max_degree())?;
+        writeln!(w, "work_ms min     {:.3}", seq[0])?;
+        writeln!(w, "work_ms mean    {mean:.3}")?;
+        writeln!(w, "work_ms p50     {:.3}", quantile(0.5))?;
+        writeln!(w, "work_ms p90     {:.3}", quantile(0.9))?;
+        writeln!(w, "work_ms p99     {:.3}", quantile(0.99))?;
+        writeln!(w, "work_ms max     {:.3}", seq[n - 1])?;
+        writeln!(w, "p99 / p50       {:.2}", quantile(0.99) / quantile(0.5))?;
+        for d in 2..=profile.max_degree() {
+            let t1: f64 = profile.requests().iter().map(|r| r.times_ms[0]).sum();
+            let td: f64 = profile.requests().iter().map(|r| r.times_ms[d - 1]).sum();
+            writeln!(w, "speedup s({d})    {:.3} (work-weighted)", t1 / td)?;
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,72 @@
+//! The reference planner: Fig. 7 of Haque et al., ASPLOS 2015, evaluating every schedule.
+//!
+//! It visits every S = (v0, ..., v_{n-1}) on the grid and evaluates Eq. 1-5 over every
+//! request: (y/step + 1)^n x |R| request evaluations. The only liberty taken with Fig. 7
+//! is that the load loop runs inside the schedule loop, since only Eq. 3 depends on the
+//! load; the table is the same. It is here as a baseline for benchmarks and a check at
+//! sizes where it finishes.
+
+use rayon::prelude::*;
+use tailor_core::IntervalTable;
+
+use super::model::{meets_target, request_time, upper_order_statistic};
+use super::{build_table, merge_choices, offer, Choices, FmProblem, PlanError};
+
+/// Plans the FM interval table by evaluating every schedule on the grid.
+pub fn plan_fm_exhaustive(problem: &FmProblem) -> Result<IntervalTable, PlanError> {
+    let n = problem.n();
+    let g = problem.grid_len;
+    let total = (g as u64).pow(n as u32);
+    let p = &problem.params;
+    let need = problem.tail_need();
+    let unit = problem.all_unit();
+    let choices = (0..total)
+        .into_par_iter()
+        .fold(
+            || {
+                (
+                    vec![None; p.max_load] as Choices,
+                    Vec::new(),
+                    Vec::new(),
+                    Vec::new(),
+                )
+            },
+            |(mut choices, mut grid, mut v, mut times), index| {
+                decode(index, g, n, &mut grid);
+                v.clear();
+                v.extend(grid.iter().map(|j| problem.grid(*j as usize)));
+                times.clear();
+                let (mut sum_time, mut sum_threads) = (0.0, 0.0);
+                for r in 0..problem.len() {
+                    let (t, th) = request_time(problem.seq[r], problem.s(r), &v);
+                    let w = f64::from(problem.weight[r]);
+                    sum_time += w * t;
+                    sum_threads += w * th;
+                    times.push((t, problem.weight[r]));
+                }
+                let tail = upper_order_statistic(&mut times, need, unit);
+                let mean = sum_time / problem.total_weight as f64;
+                for q in 1..=p.max_load {
+                    let ap = q as f64 * sum_threads / sum_time;
+                    if !meets_target(ap, p.target_parallelism) {
+                        break;
+                    }
+                    offer(&mut choices, q - 1, tail, mean, &grid);
+                }
+                (choices, grid, v, times)
+            },
+        )
+        .map(|(choices, ..)| choices)
+        .reduce(|| vec![None; p.max_load], merge_choices);
+    build_table(problem, &choices)
+}
+
+/// Writes the grid indices of flat schedule `index` into `grid`, v0 most significant.
+fn decode(mut index: u64, g: usize, n: usize, grid: &mut Vec<u32>) {
+    grid.clear();
+    grid.resize(n, 0);
+    for slot in grid.iter_mut().rev() {
+        *slot = (index % g as u64) as u32;
+        index /= g as u64;
+    }
+}

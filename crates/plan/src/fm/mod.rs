@@ -1,0 +1,375 @@
+//! The Few-to-Many interval table planner (Haque et al., ASPLOS 2015, §4.1).
+//!
+//! For each load q = 1..Q it picks the schedule S = (v0, v1, ..., v_{n-1}) on the grid
+//! 0, step, ..., y with the smallest beta-tail latency (Eq. 5) among those whose total
+//! average parallelism ap_R(S, q) (Eq. 3) does not exceed the target, breaking ties by
+//! the smaller mean (Eq. 4), as in the pseudocode of Fig. 7. Exact ties left after that
+//! go to the lexicographically smallest S, which is the one Fig. 7's loop order finds
+//! first.
+//!
+//! Two searches give the same table: [`plan_fm`], the fast exact search of `search.rs`,
+//! and [`plan_fm_exhaustive`], Fig. 7 as written (with the load loop moved inside, since
+//! Eq. 1, 2, 4 and 5 do not depend on the load).
+
+mod bins;
+mod exhaustive;
+mod model;
+mod search;
+
+use tailor_core::{DemandProfile, IntervalRow, IntervalTable, INTERVAL_TABLE_KIND};
+
+pub use bins::binned_problem;
+pub use exhaustive::plan_fm_exhaustive;
+pub use model::{tail_rank, PARALLELISM_TOLERANCE};
+pub use search::{plan_fm, Progress};
+
+use model::{cmp_time, request_time, upper_order_statistic};
+
+/// The planner's inputs besides the profile: the flags of `tailor plan fm`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FmParams {
+    /// n: the maximum degree of parallelism per request.
+    pub max_degree: usize,
+    /// target_p: the total parallelism the table must not exceed at any load.
+    pub target_parallelism: f64,
+    /// The interval grid step in ms.
+    pub step_ms: f64,
+    /// y: the largest interval in ms, a multiple of the step.
+    pub max_interval_ms: f64,
+    /// beta: the percentile to minimize, in (0, 1].
+    pub percentile: f64,
+    /// Q: the highest load to plan for.
+    pub max_load: usize,
+}
+
+/// Why a table could not be planned.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    /// A parameter is out of its range.
+    #[error("{name}: {reason}")]
+    BadParameter {
+        /// The flag's name, e.g. `--step-ms`.
+        name: &'static str,
+        /// What is wrong and what is accepted.
+        reason: String,
+    },
+    /// The profile lacks times for the requested maximum degree.
+    #[error("--max-degree is {max_degree} but the profile has times only up to degree {profiled}")]
+    ProfileTooShallow {
+        /// The requested maximum degree.
+        max_degree: usize,
+        /// The highest degree in the profile.
+        profiled: usize,
+    },
+    /// Not even load 1 has a schedule within the target parallelism.
+    #[error(
+        "no schedule keeps the parallelism within --target-parallelism {target} even at load 1; \
+         raise the target or --max-interval-ms"
+    )]
+    NothingFeasible {
+        /// The target parallelism.
+        target: f64,
+    },
+    /// The grid is too large to search.
+    #[error(
+        "the search space has {schedules:.3e} schedules, more than the {limit:.0e} allowed; \
+         use a coarser --step-ms, a smaller --max-interval-ms or fewer degrees"
+    )]
+    TooLarge {
+        /// Schedules in the grid.
+        schedules: f64,
+        /// The largest grid searched.
+        limit: f64,
+    },
+}
+
+/// The most schedules (grid points of S minus v0) either search accepts.
+const MAX_SCHEDULES: f64 = 1e12;
+
+/// A planning problem: validated parameters and requests, each with a weight (1 for a
+/// profiled request, the request count for a bin).
+#[derive(Debug, Clone)]
+pub struct FmProblem {
+    params: FmParams,
+    /// Grid points per interval: J + 1 where y = J * step.
+    grid_len: usize,
+    seq: Vec<f64>,
+    /// s_r(1..=n) for request r at `speedups[r * n .. (r + 1) * n]`.
+    speedups: Vec<f64>,
+    weight: Vec<u32>,
+    total_weight: u64,
+}
+
+/// The planner's model predictions for one schedule at one load.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Prediction {
+    /// The beta-tail latency, Eq. 5.
+    pub tail_ms: f64,
+    /// The mean latency, Eq. 4.
+    pub mean_ms: f64,
+    /// The total average parallelism ap_R(S, q), Eq. 3.
+    pub parallelism: f64,
+}
+
+impl FmProblem {
+    /// The exact problem: every profiled request, each with weight 1.
+    pub fn new(profile: &DemandProfile, params: FmParams) -> Result<Self, PlanError> {
+        let n = params.max_degree;
+        let requests = profile.requests();
+        Self::from_parts(
+            params,
+            profile.max_degree(),
+            requests.iter().map(|r| r.seq_ms()).collect(),
+            requests
+                .iter()
+                .flat_map(|r| (1..=n).map(move |d| r.speedup(d)))
+                .collect(),
+            vec![1; requests.len()],
+        )
+    }
+
+    pub(crate) fn from_parts(
+        params: FmParams,
+        profiled_degree: usize,
+        seq: Vec<f64>,
+        speedups: Vec<f64>,
+        weight: Vec<u32>,
+    ) -> Result<Self, PlanError> {
+        let bad = |name, reason: String| Err(PlanError::BadParameter { name, reason });
+        if params.max_degree == 0 {
+            return bad("--max-degree", "must be at least 1".into());
+        }
+        if params.max_degree > profiled_degree {
+            return Err(PlanError::ProfileTooShallow {
+                max_degree: params.max_degree,
+                profiled: profiled_degree,
+            });
+        }
+        if !(params.target_parallelism.is_finite() && params.target_parallelism > 0.0) {
+            return bad(
+                "--target-parallelism",
+                format!("must be positive, found {}", params.target_parallelism),
+            );
+        }
+        if !(params.step_ms.is_finite() && params.step_ms > 0.0) {
+            return bad(
+                "--step-ms",
+                format!("must be positive, found {}", params.step_ms),
+            );
+        }
+        if !(params.max_interval_ms.is_finite() && params.max_interval_ms >= 0.0) {
+            return bad(
+                "--max-interval-ms",
+                format!("must be zero or positive, found {}", params.max_interval_ms),
+            );
+        }
+        let steps = (params.max_interval_ms / params.step_ms).round();
+        if (steps * params.step_ms - params.max_interval_ms).abs()
+            > 1e-9 * params.max_interval_ms.max(1.0)
+        {
+            return bad(
+                "--max-interval-ms",
+                format!(
+                    "{} is not a multiple of --step-ms {}",
+                    params.max_interval_ms, params.step_ms
+                ),
+            );
+        }
+        if !(params.percentile > 0.0 && params.percentile <= 1.0) {
+            return bad(
+                "--percentile",
+                format!("must lie in (0, 1], found {}", params.percentile),
+            );
+        }
+        if params.max_load == 0 {
+            return bad("--max-load", "must be at least 1".into());
+        }
+        let grid_len = steps as usize + 1;
+        let schedules = (grid_len as f64).powi(params.max_degree as i32 - 1);
+        if schedules > MAX_SCHEDULES {
+            return Err(PlanError::TooLarge {
+                schedules,
+                limit: MAX_SCHEDULES,
+            });
+        }
+        let total_weight = weight.iter().map(|w| u64::from(*w)).sum();
+        Ok(FmProblem {
+            params,
+            grid_len,
+            seq,
+            speedups,
+            weight,
+            total_weight,
+        })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &FmParams {
+        &self.params
+    }
+
+    /// The number of (weighted) requests: profiled requests, or bins.
+    pub fn len(&self) -> usize {
+        self.seq.len()
+    }
+
+    /// Whether there are no requests (never true for a problem built from a profile).
+    pub fn is_empty(&self) -> bool {
+        self.seq.is_empty()
+    }
+
+    fn n(&self) -> usize {
+        self.params.max_degree
+    }
+
+    fn s(&self, r: usize) -> &[f64] {
+        &self.speedups[r * self.n()..(r + 1) * self.n()]
+    }
+
+    fn all_unit(&self) -> bool {
+        self.weight.iter().all(|w| *w == 1)
+    }
+
+    /// The grid value of index j.
+    fn grid(&self, j: usize) -> f64 {
+        j as f64 * self.params.step_ms
+    }
+
+    /// Evaluates Eq. 1-5 for `schedule_ms` = (v0, ..., v_{n-1}) at `load`.
+    pub fn evaluate(&self, schedule_ms: &[f64], load: usize) -> Prediction {
+        assert_eq!(
+            schedule_ms.len(),
+            self.n(),
+            "a schedule has max_degree intervals"
+        );
+        let mut times = Vec::with_capacity(self.len());
+        let (mut sum_time, mut sum_threads) = (0.0, 0.0);
+        for r in 0..self.len() {
+            let (t, th) = request_time(self.seq[r], self.s(r), schedule_ms);
+            let w = f64::from(self.weight[r]);
+            sum_time += w * t;
+            sum_threads += w * th;
+            times.push((t, self.weight[r]));
+        }
+        let need = self.total_weight - tail_rank(self.params.percentile, self.total_weight) + 1;
+        Prediction {
+            tail_ms: upper_order_statistic(&mut times, need, self.all_unit()),
+            mean_ms: sum_time / self.total_weight as f64,
+            parallelism: load as f64 * sum_threads / sum_time,
+        }
+    }
+
+    /// The weight that must lie at or above the tail: W - k + 1 for tail rank k.
+    fn tail_need(&self) -> u64 {
+        self.total_weight - tail_rank(self.params.percentile, self.total_weight) + 1
+    }
+}
+
+/// The best schedule found for one load, as grid indices of (v0, ..., v_{n-1}).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Choice {
+    tail: f64,
+    mean: f64,
+    grid: Vec<u32>,
+}
+
+impl Choice {
+    /// Fig. 7's order: smaller tail, then smaller mean, then the lexicographically
+    /// smaller schedule (the one Fig. 7 meets first).
+    fn beats(&self, other: &Choice) -> bool {
+        ranks_before(self.tail, self.mean, &self.grid, other)
+    }
+}
+
+/// Whether a schedule with this tail, mean and grid ranks before `other` in Fig. 7's order.
+fn ranks_before(tail: f64, mean: f64, grid: &[u32], other: &Choice) -> bool {
+    match cmp_time(tail, other.tail) {
+        std::cmp::Ordering::Equal => match cmp_time(mean, other.mean) {
+            std::cmp::Ordering::Equal => grid < other.grid.as_slice(),
+            o => o.is_lt(),
+        },
+        o => o.is_lt(),
+    }
+}
+
+/// The best choice per load, index q - 1.
+pub(crate) type Choices = Vec<Option<Choice>>;
+
+/// Keeps the better of two choice lists, load by load.
+pub(crate) fn merge_choices(mut a: Choices, b: Choices) -> Choices {
+    for (x, y) in a.iter_mut().zip(b) {
+        if let Some(y) = y {
+            if x.as_ref().is_none_or(|x| y.beats(x)) {
+                *x = Some(y);
+            }
+        }
+    }
+    a
+}
+
+/// Offers `candidate` for load index `qi`.
+pub(crate) fn offer(choices: &mut Choices, qi: usize, tail: f64, mean: f64, grid: &[u32]) {
+    let slot = &mut choices[qi];
+    let better = slot
+        .as_ref()
+        .is_none_or(|best| ranks_before(tail, mean, grid, best));
+    if better {
+        *slot = Some(Choice {
+            tail,
+            mean,
+            grid: grid.to_vec(),
+        });
+    }
+}
+
+/// Turns the per-load choices into the table: rows whose v0 is y are admit-on-exit, and
+/// a load with no feasible schedule copies v1.. from the highest feasible load, waits
+/// for an exit (v0 = y) and is marked admit-on-exit, as Table 2 of the paper does for
+/// its highest loads. Predictions are Eq. 1-5 evaluated on the row's schedule.
+pub(crate) fn build_table(
+    problem: &FmProblem,
+    choices: &Choices,
+) -> Result<IntervalTable, PlanError> {
+    let p = &problem.params;
+    let y_index = (problem.grid_len - 1) as u32;
+    let mut rows = Vec::with_capacity(p.max_load);
+    let mut last_feasible: Option<&Choice> = None;
+    for (qi, choice) in choices.iter().enumerate() {
+        let load = qi + 1;
+        let grid: Vec<u32> = match (choice, last_feasible) {
+            (Some(c), _) => {
+                last_feasible = Some(c);
+                c.grid.clone()
+            }
+            (None, Some(c)) => {
+                let mut g = c.grid.clone();
+                g[0] = y_index;
+                g
+            }
+            (None, None) => {
+                return Err(PlanError::NothingFeasible {
+                    target: p.target_parallelism,
+                })
+            }
+        };
+        let intervals_ms: Vec<f64> = grid.iter().map(|j| problem.grid(*j as usize)).collect();
+        let prediction = problem.evaluate(&intervals_ms, load);
+        rows.push(IntervalRow {
+            load,
+            admit_on_exit: (y_index > 0 && grid[0] == y_index) || choice.is_none(),
+            intervals_ms,
+            tail_ms: prediction.tail_ms,
+            mean_ms: prediction.mean_ms,
+            parallelism: prediction.parallelism,
+        });
+    }
+    Ok(IntervalTable {
+        kind: INTERVAL_TABLE_KIND.to_string(),
+        max_degree: p.max_degree,
+        target_parallelism: p.target_parallelism,
+        percentile: p.percentile,
+        step_ms: p.step_ms,
+        max_interval_ms: p.max_interval_ms,
+        rows,
+    })
+}

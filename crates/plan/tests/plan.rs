@@ -1,0 +1,477 @@
+//! Integration tests of the planners, by feature: the FM planner against an exhaustive
+//! oracle, the binned approximation, the paper's Figure 5 example, and input errors.
+
+use proptest::prelude::*;
+use tailor_core::{DemandProfile, IntervalTable, RequestProfile};
+use tailor_plan::{
+    binned_problem, plan_fm, plan_fm_exhaustive, FmParams, FmProblem, PlanError,
+    PARALLELISM_TOLERANCE,
+};
+
+// ---------------------------------------------------------------------------------------
+// The oracle: Eq. 1-5 and Fig. 7 of the FM paper as a plain nested loop, written apart
+// from the planner so that a shared mistake is unlikely.
+// ---------------------------------------------------------------------------------------
+
+/// Eq. 1 and Eq. 2 by their cases: (time_r(S), ap_r(S)).
+fn oracle_request(seq: f64, s: &[f64], v: &[f64]) -> (f64, f64) {
+    let n = s.len();
+    let mut boundary = 0.0; // sum_{i<=k} s(i) v_i
+    for k in 1..n {
+        let before = boundary;
+        boundary += s[k - 1] * v[k];
+        if seq <= boundary {
+            let last = (seq - before) / s[k - 1];
+            let time: f64 = v[..k].iter().sum::<f64>() + last;
+            let threads: f64 = (1..k).map(|i| i as f64 * v[i]).sum::<f64>() + k as f64 * last;
+            return (time, threads / time);
+        }
+    }
+    let last = (seq - boundary) / s[n - 1];
+    let time: f64 = v.iter().sum::<f64>() + last;
+    let threads: f64 = (1..n).map(|i| i as f64 * v[i]).sum::<f64>() + n as f64 * last;
+    (time, threads / time)
+}
+
+/// The smallest k with k >= beta * len (Eq. 5's ceil), robust to rounding in the product.
+fn oracle_rank(beta: f64, len: usize) -> usize {
+    (1..=len)
+        .find(|k| *k as f64 >= beta * len as f64 - 1e-9)
+        .unwrap_or(len)
+}
+
+struct OracleRow {
+    tail: f64,
+    mean: f64,
+}
+
+/// Fig. 7: for each load, every schedule on the grid; the least tail, then the least mean.
+fn oracle(requests: &[(f64, Vec<f64>)], p: &FmParams) -> Vec<Option<OracleRow>> {
+    let n = p.max_degree;
+    let g = (p.max_interval_ms / p.step_ms).round() as usize + 1;
+    let k = oracle_rank(p.percentile, requests.len());
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0);
+    let mut rows = Vec::new();
+    for q in 1..=p.max_load {
+        let mut best: Option<OracleRow> = None;
+        let mut idx = vec![0usize; n];
+        loop {
+            let v: Vec<f64> = idx.iter().map(|j| *j as f64 * p.step_ms).collect();
+            let evals: Vec<(f64, f64)> = requests
+                .iter()
+                .map(|(seq, s)| oracle_request(*seq, s, &v))
+                .collect();
+            let sum_time: f64 = evals.iter().map(|e| e.0).sum();
+            let ap = evals.iter().map(|e| e.0 * e.1).sum::<f64>() / sum_time * q as f64;
+            if ap <= p.target_parallelism * (1.0 + PARALLELISM_TOLERANCE) {
+                let mut times: Vec<f64> = evals.iter().map(|e| e.0).collect();
+                times.sort_by(f64::total_cmp);
+                let tail = times[k - 1];
+                let mean = sum_time / requests.len() as f64;
+                let better = match &best {
+                    None => true,
+                    Some(b) => {
+                        (tail < b.tail && !close(tail, b.tail))
+                            || (close(tail, b.tail) && mean < b.mean && !close(mean, b.mean))
+                    }
+                };
+                if better {
+                    best = Some(OracleRow { tail, mean });
+                }
+            }
+            // Odometer over (v0, ..., v_{n-1}).
+            let mut d = n;
+            loop {
+                if d == 0 {
+                    break;
+                }
+                d -= 1;
+                idx[d] += 1;
+                if idx[d] < g {
+                    break;
+                }
+                idx[d] = 0;
+            }
+            if idx.iter().all(|j| *j == 0) {
+                break;
+            }
+        }
+        rows.push(best);
+    }
+    rows
+}
+
+fn profile_of(requests: &[(f64, Vec<f64>)]) -> DemandProfile {
+    DemandProfile::new(
+        requests
+            .iter()
+            .enumerate()
+            .map(|(i, (seq, s))| RequestProfile {
+                id: format!("r{i}"),
+                times_ms: s.iter().map(|x| seq / x).collect(),
+            })
+            .collect(),
+    )
+    .unwrap()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
+}
+
+/// Checks a planned table against the oracle at every load.
+fn check_against_oracle(requests: &[(f64, Vec<f64>)], params: &FmParams, table: &IntervalTable) {
+    let expected = oracle(requests, params);
+    for (row, want) in table.rows.iter().zip(&expected) {
+        match want {
+            Some(want) => {
+                assert!(
+                    close(row.tail_ms, want.tail) && close(row.mean_ms, want.mean),
+                    "load {}: planner tail {} mean {} ({:?}), oracle tail {} mean {}",
+                    row.load,
+                    row.tail_ms,
+                    row.mean_ms,
+                    row.intervals_ms,
+                    want.tail,
+                    want.mean
+                );
+                // The schedule itself achieves what the row claims, within the target.
+                let evals: Vec<(f64, f64)> = requests
+                    .iter()
+                    .map(|(seq, s)| oracle_request(*seq, s, &row.intervals_ms))
+                    .collect();
+                let sum: f64 = evals.iter().map(|e| e.0).sum();
+                let ap = evals.iter().map(|e| e.0 * e.1).sum::<f64>() / sum * row.load as f64;
+                assert!(
+                    ap <= params.target_parallelism * (1.0 + 1e-6),
+                    "load {}",
+                    row.load
+                );
+                assert!(close(ap, row.parallelism));
+            }
+            None => {
+                assert!(row.admit_on_exit, "load {} is infeasible", row.load);
+                assert!(row.parallelism > params.target_parallelism);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Optimality against the oracle
+// ---------------------------------------------------------------------------------------
+
+/// Random small instances: 1 to 10 requests, n from 1 to 4, 1 to 5 grid points, speedups
+/// anywhere from 0.4 (slower in parallel) to a little above linear.
+fn instance() -> impl Strategy<Value = (Vec<(f64, Vec<f64>)>, FmParams)> {
+    (1usize..=4, 0usize..=4, 1usize..=10).prop_flat_map(|(n, steps, len)| {
+        let request = (0.5f64..80.0, proptest::collection::vec(0.4f64..1.1, n - 1)).prop_map(
+            move |(seq, eff)| {
+                let mut s = vec![1.0];
+                s.extend(eff.iter().enumerate().map(|(i, e)| e * (i + 2) as f64));
+                (seq, s)
+            },
+        );
+        (
+            proptest::collection::vec(request, len),
+            prop_oneof![Just(1.0), Just(2.5), Just(5.0), Just(10.0), 0.5f64..20.0],
+            prop_oneof![Just(0.5), Just(0.9), Just(0.99), Just(1.0), 0.01f64..1.0],
+            0.5f64..12.0,
+            1usize..=8,
+        )
+            .prop_map(move |(requests, step, beta, target, max_load)| {
+                let params = FmParams {
+                    max_degree: n,
+                    target_parallelism: target,
+                    step_ms: step,
+                    max_interval_ms: step * steps as f64,
+                    percentile: beta,
+                    max_load,
+                };
+                (requests, params)
+            })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn fast_planner_matches_the_exhaustive_oracle((requests, params) in instance()) {
+        let problem = FmProblem::new(&profile_of(&requests), params.clone()).unwrap();
+        match plan_fm(&problem, None) {
+            Ok(table) => {
+                check_against_oracle(&requests, &params, &table);
+                // The library's Fig. 7 planner picks the very same schedules.
+                let reference = plan_fm_exhaustive(&problem).unwrap();
+                for (a, b) in table.rows.iter().zip(&reference.rows) {
+                    prop_assert_eq!(&a.intervals_ms, &b.intervals_ms, "load {}", a.load);
+                    prop_assert_eq!(a.admit_on_exit, b.admit_on_exit);
+                }
+            }
+            Err(PlanError::NothingFeasible { .. }) => {
+                prop_assert!(oracle(&requests, &params)[0].is_none());
+                prop_assert!(plan_fm_exhaustive(&problem).is_err());
+            }
+            Err(e) => prop_assert!(false, "unexpected error {e}"),
+        }
+    }
+}
+
+#[test]
+fn larger_instances_match_the_oracle() {
+    // A few instances with more requests and grid points than the property test reaches.
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    for case in 0..6 {
+        let n = 2 + case % 3;
+        let requests: Vec<(f64, Vec<f64>)> = (0..60)
+            .map(|_| {
+                let seq = (rng.random::<f64>() * 4.0).exp() * 3.0;
+                let mut s = vec![1.0];
+                for d in 2..=n {
+                    s.push(d as f64 * rng.random_range(0.3..1.0));
+                }
+                (seq, s)
+            })
+            .collect();
+        let params = FmParams {
+            max_degree: n,
+            target_parallelism: 4.0 + case as f64,
+            step_ms: 10.0,
+            max_interval_ms: if n == 4 { 50.0 } else { 90.0 },
+            percentile: [0.9, 0.95, 0.99][case % 3],
+            max_load: 10,
+        };
+        let problem = FmProblem::new(&profile_of(&requests), params.clone()).unwrap();
+        let table = plan_fm(&problem, None).unwrap();
+        check_against_oracle(&requests, &params, &table);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Binning
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn bins_of_identical_requests_predict_exactly() {
+    // Five distinct requests, each repeated four times: bins that separate them carry
+    // weight 4 each and must give the exact table.
+    let distinct = [
+        (10.0, vec![1.0, 1.8, 2.4]),
+        (35.0, vec![1.0, 1.5, 1.9]),
+        (60.0, vec![1.0, 1.9, 2.7]),
+        (140.0, vec![1.0, 1.7, 2.2]),
+        (210.0, vec![1.0, 1.95, 2.8]),
+    ];
+    let requests: Vec<(f64, Vec<f64>)> = distinct
+        .iter()
+        .flat_map(|r| std::iter::repeat_n(r.clone(), 4))
+        .collect();
+    let profile = profile_of(&requests);
+    let params = FmParams {
+        max_degree: 3,
+        target_parallelism: 8.0,
+        step_ms: 10.0,
+        max_interval_ms: 100.0,
+        percentile: 0.9,
+        max_load: 8,
+    };
+    let exact = plan_fm(&FmProblem::new(&profile, params.clone()).unwrap(), None).unwrap();
+    let by_request = binned_problem(&profile, params.clone(), 200).unwrap();
+    assert_eq!(by_request.len(), 5);
+    let binned = plan_fm(&by_request, None).unwrap();
+    for (a, b) in exact.rows.iter().zip(&binned.rows) {
+        assert!(close(a.tail_ms, b.tail_ms) && close(a.mean_ms, b.mean_ms));
+        assert_eq!(a.intervals_ms, b.intervals_ms);
+    }
+    check_against_oracle(&requests, &params, &binned);
+    // Fewer bins: a coarser problem, still a valid table whose schedule can be evaluated
+    // on the full profile.
+    let coarse = binned_problem(&profile, params.clone(), 2).unwrap();
+    assert_eq!(coarse.len(), 2);
+    let table = plan_fm(&coarse, None).unwrap();
+    let full = FmProblem::new(&profile, params).unwrap();
+    let exact_eval = full.evaluate(&table.rows[0].intervals_ms, 1);
+    assert!(exact_eval.tail_ms > 0.0);
+}
+
+// ---------------------------------------------------------------------------------------
+// The paper's Figure 5 example
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn figure_5_example() {
+    // Short 50 ms and long 150 ms requests with equal probability, s(2) = 1.5, s(3) = 2,
+    // 6 cores, 50 ms grid.
+    let requests = vec![(50.0, vec![1.0, 1.5, 2.0]), (150.0, vec![1.0, 1.5, 2.0])];
+    let params = FmParams {
+        max_degree: 3,
+        target_parallelism: 6.0,
+        step_ms: 50.0,
+        max_interval_ms: 150.0,
+        percentile: 0.99,
+        max_load: 16,
+    };
+    let problem = FmProblem::new(&profile_of(&requests), params.clone()).unwrap();
+    let table = plan_fm(&problem, None).unwrap();
+    check_against_oracle(&requests, &params, &table);
+    let row = |q: usize| &table.rows[q - 1];
+    // Loads 1 and 2: start at degree 3 at once; the long request takes 75 ms.
+    for q in [1, 2] {
+        assert_eq!(row(q).intervals_ms, vec![0.0, 0.0, 0.0]);
+        assert_eq!(row(q).tail_ms, 75.0);
+    }
+    // Load 3: the paper's (0, d1), (50, d3) has tail 100 ms and mean 75 ms. Degree 2 for
+    // 100 ms, then 3, ties its tail at a lower mean (66.7 ms) and exactly meets the
+    // 6 cores, so Fig. 7's tie-break prefers it.
+    assert_eq!(row(3).intervals_ms, vec![0.0, 0.0, 100.0]);
+    assert_eq!(row(3).tail_ms, 100.0);
+    assert!((row(3).mean_ms - 200.0 / 3.0).abs() < 1e-9);
+    assert!((row(3).parallelism - 6.0).abs() < 1e-9);
+    // Load 4: the paper keeps (0, 50, 0), whose parallelism 4 x 1.67 = 6.67 exceeds the
+    // 6 cores; the exact search runs 50 ms alone, 50 ms at degree 2, then degree 3.
+    assert_eq!(row(4).intervals_ms, vec![0.0, 50.0, 50.0]);
+    assert_eq!(row(4).tail_ms, 112.5);
+    // Waiting (v0 > 0) is how the table sheds parallelism at higher loads...
+    assert!(row(8).intervals_ms[0] > 0.0 && !row(8).admit_on_exit);
+    // ...until the longest wait, v0 = y, which is the paper's (e1, d1).
+    assert!(row(13).admit_on_exit && row(13).intervals_ms[0] == 150.0);
+    // Load 16 has no feasible schedule: it copies load 15's and waits for an exit.
+    assert!(row(16).admit_on_exit && row(16).parallelism > 6.0);
+    assert_eq!(row(16).intervals_ms[1..], row(15).intervals_ms[1..]);
+}
+
+// ---------------------------------------------------------------------------------------
+// Bad input
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn rejects_bad_parameters_by_name() {
+    let profile = profile_of(&[(10.0, vec![1.0, 2.0])]);
+    let ok = FmParams {
+        max_degree: 2,
+        target_parallelism: 4.0,
+        step_ms: 5.0,
+        max_interval_ms: 20.0,
+        percentile: 0.99,
+        max_load: 4,
+    };
+    assert!(FmProblem::new(&profile, ok.clone()).is_ok());
+    let cases: Vec<(FmParams, &str)> = vec![
+        (
+            FmParams {
+                max_degree: 0,
+                ..ok.clone()
+            },
+            "--max-degree",
+        ),
+        (
+            FmParams {
+                target_parallelism: 0.0,
+                ..ok.clone()
+            },
+            "--target-parallelism",
+        ),
+        (
+            FmParams {
+                target_parallelism: f64::NAN,
+                ..ok.clone()
+            },
+            "--target-parallelism",
+        ),
+        (
+            FmParams {
+                step_ms: 0.0,
+                ..ok.clone()
+            },
+            "--step-ms",
+        ),
+        (
+            FmParams {
+                max_interval_ms: 22.0,
+                ..ok.clone()
+            },
+            "--max-interval-ms",
+        ),
+        (
+            FmParams {
+                max_interval_ms: -5.0,
+                ..ok.clone()
+            },
+            "--max-interval-ms",
+        ),
+        (
+            FmParams {
+                percentile: 0.0,
+                ..ok.clone()
+            },
+            "--percentile",
+        ),
+        (
+            FmParams {
+                percentile: 1.5,
+                ..ok.clone()
+            },
+            "--percentile",
+        ),
+        (
+            FmParams {
+                max_load: 0,
+                ..ok.clone()
+            },
+            "--max-load",
+        ),
+    ];
+    for (params, flag) in cases {
+        let err = FmProblem::new(&profile, params).unwrap_err();
+        assert!(
+            err.to_string().starts_with(flag),
+            "{err} should name {flag}"
+        );
+    }
+    let err = FmProblem::new(
+        &profile,
+        FmParams {
+            max_degree: 3,
+            ..ok.clone()
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(
+        err,
+        PlanError::ProfileTooShallow {
+            max_degree: 3,
+            profiled: 2
+        }
+    ));
+    let err = FmProblem::new(
+        &profile,
+        FmParams {
+            step_ms: 1e-3,
+            max_interval_ms: 1e3,
+            max_degree: 2,
+            ..ok
+        },
+    );
+    assert!(err.is_ok(), "10^6 schedules are fine");
+}
+
+#[test]
+fn an_unreachable_target_is_an_error_not_a_panic() {
+    // A single request that always runs at degree 4 cannot meet target 1 at load 1.
+    let profile = profile_of(&[(100.0, vec![1.0, 2.0])]);
+    let params = FmParams {
+        max_degree: 2,
+        target_parallelism: 1.0,
+        step_ms: 10.0,
+        max_interval_ms: 0.0,
+        percentile: 0.99,
+        max_load: 3,
+    };
+    let problem = FmProblem::new(&profile, params).unwrap();
+    assert!(matches!(
+        plan_fm(&problem, None),
+        Err(PlanError::NothingFeasible { .. })
+    ));
+}
