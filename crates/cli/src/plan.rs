@@ -182,27 +182,33 @@ fn search(problem: &FmProblem, method: Method, what: &str) -> anyhow::Result<Int
 }
 
 /// Reports, per load, the binned table's predicted tail against the exact tail of the
-/// same schedule on every profiled request, and optionally against the exact optimum.
+/// same schedule on every profiled request, with that schedule's exact parallelism
+/// (which may exceed the target: the bins only approximate it), and optionally the
+/// exact optimum.
 fn report_binned(
     exact: &FmProblem,
     binned: &IntervalTable,
     optimum: Option<&IntervalTable>,
 ) -> anyhow::Result<()> {
     let mut err = io::stderr().lock();
-    write!(err, "load  binned_tail_ms  exact_tail_ms  error_%")?;
+    write!(
+        err,
+        "load  binned_tail_ms  exact_tail_ms  error_%  exact_parallelism"
+    )?;
     if optimum.is_some() {
         write!(err, "  optimum_tail_ms  gap_%")?;
     }
     writeln!(err)?;
     let mut worst: f64 = 0.0;
     for row in &binned.rows {
-        let actual = exact.evaluate(&row.intervals_ms, row.load).tail_ms;
+        let truth = exact.evaluate(&row.intervals_ms, row.load);
+        let actual = truth.tail_ms;
         let error = 100.0 * (row.tail_ms - actual) / actual;
         worst = worst.max(error.abs());
         write!(
             err,
-            "{:4}  {:14.2}  {:13.2}  {:7.2}",
-            row.load, row.tail_ms, actual, error
+            "{:4}  {:14.2}  {:13.2}  {:7.2}  {:17.2}",
+            row.load, row.tail_ms, actual, error, truth.parallelism
         )?;
         if let Some(opt) = optimum {
             let best = opt.rows[row.load - 1].tail_ms;
