@@ -43,6 +43,17 @@ pub(crate) enum Method {
     Exhaustive,
 }
 
+/// Where and how a planned table is written.
+#[derive(Debug, Args)]
+pub(crate) struct OutputArgs {
+    /// Write the table here instead of stdout.
+    #[arg(long)]
+    out: Option<PathArg>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = TableFormat::Json)]
+    format: TableFormat,
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct FmArgs {
     /// Demand profile CSV: request,t1_ms,...,tN_ms.
@@ -66,12 +77,8 @@ pub(crate) struct FmArgs {
     /// Q: plan loads 1..=Q.
     #[arg(long)]
     max_load: usize,
-    /// Write the table here instead of stdout.
-    #[arg(long)]
-    out: Option<PathArg>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = TableFormat::Json)]
-    format: TableFormat,
+    #[command(flatten)]
+    output: OutputArgs,
     /// Group requests into K equal-width demand bins (the paper's faster approximation)
     /// and report on stderr how far the binned predictions are from the exact ones.
     #[arg(long, value_name = "K")]
@@ -98,12 +105,8 @@ pub(crate) struct AdaptiveArgs {
     /// Plan loads 1..=Q.
     #[arg(long)]
     max_load: usize,
-    /// Write the table here instead of stdout.
-    #[arg(long)]
-    out: Option<PathArg>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = TableFormat::Json)]
-    format: TableFormat,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 pub(crate) fn run(cmd: PlanCommand) -> anyhow::Result<()> {
@@ -149,7 +152,7 @@ fn fm(args: FmArgs) -> anyhow::Result<()> {
         };
         report_binned(&exact, &table, optimum.as_ref())?;
     }
-    write_output(args.out.as_deref(), |w| match args.format {
+    write_output(args.output.out.as_deref(), |w| match args.output.format {
         TableFormat::Json => table.write(w),
         TableFormat::Table => print_fm_table(&table, w),
     })
@@ -291,7 +294,7 @@ fn adaptive(args: AdaptiveArgs) -> anyhow::Result<()> {
             max_load: args.max_load,
         },
     )?;
-    write_output(args.out.as_deref(), |w| match args.format {
+    write_output(args.output.out.as_deref(), |w| match args.output.format {
         TableFormat::Json => table.write(w),
         TableFormat::Table => print_adaptive_table(&table, w),
     })

@@ -84,57 +84,44 @@ impl IntervalTable {
 
     /// Reads and checks a table file.
     pub fn read(path: &Path) -> Result<Self, ReadError> {
-        let text = read_text(path)?;
-        Self::parse(&text, &path.display().to_string())
+        Self::parse(&read_text(path)?, &path.display().to_string())
     }
 
     /// Parses and checks table JSON; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Self, ReadError> {
-        let table: IntervalTable = parse_json(text, file)?;
-        let bad = |field: String, why: String| {
-            Err(ReadError::new(
-                Location::file(file).with_field(field),
-                ReadErrorKind::Invalid(why),
-            ))
-        };
-        if table.kind != INTERVAL_TABLE_KIND {
-            return bad(
-                "kind".into(),
-                format!("expected {INTERVAL_TABLE_KIND:?}, found {:?}", table.kind),
-            );
-        }
+        let table: IntervalTable = parse_table(text, file, INTERVAL_TABLE_KIND, |t: &Self| {
+            (&t.kind, t.rows.iter().map(|r| r.load).collect())
+        })?;
         if table.max_degree == 0 {
-            return bad("max_degree".into(), "must be at least 1".into());
-        }
-        if table.rows.is_empty() {
-            return bad("rows".into(), "the table has no rows".into());
+            return Err(invalid(
+                file,
+                "max_degree".into(),
+                "must be at least 1".into(),
+            ));
         }
         for (i, row) in table.rows.iter().enumerate() {
-            if row.load != i + 1 {
-                return bad(
-                    format!("rows[{i}].load"),
-                    format!("expected load {}, found {}", i + 1, row.load),
-                );
-            }
+            let field = || format!("rows[{i}].intervals_ms");
             if row.intervals_ms.len() != table.max_degree {
-                return bad(
-                    format!("rows[{i}].intervals_ms"),
+                return Err(invalid(
+                    file,
+                    field(),
                     format!(
                         "expected {} intervals (max_degree), found {}",
                         table.max_degree,
                         row.intervals_ms.len()
                     ),
-                );
+                ));
             }
             if let Some(v) = row
                 .intervals_ms
                 .iter()
                 .find(|v| !(v.is_finite() && **v >= 0.0))
             {
-                return bad(
-                    format!("rows[{i}].intervals_ms"),
+                return Err(invalid(
+                    file,
+                    field(),
                     format!("intervals must be finite and non-negative, found {v}"),
-                );
+                ));
             }
         }
         Ok(table)
@@ -179,40 +166,21 @@ impl AdaptiveTable {
 
     /// Reads and checks a table file.
     pub fn read(path: &Path) -> Result<Self, ReadError> {
-        let text = read_text(path)?;
-        Self::parse(&text, &path.display().to_string())
+        Self::parse(&read_text(path)?, &path.display().to_string())
     }
 
     /// Parses and checks table JSON; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Self, ReadError> {
-        let table: AdaptiveTable = parse_json(text, file)?;
-        let bad = |field: String, why: String| {
-            Err(ReadError::new(
-                Location::file(file).with_field(field),
-                ReadErrorKind::Invalid(why),
-            ))
-        };
-        if table.kind != ADAPTIVE_TABLE_KIND {
-            return bad(
-                "kind".into(),
-                format!("expected {ADAPTIVE_TABLE_KIND:?}, found {:?}", table.kind),
-            );
-        }
-        if table.rows.is_empty() {
-            return bad("rows".into(), "the table has no rows".into());
-        }
+        let table: AdaptiveTable = parse_table(text, file, ADAPTIVE_TABLE_KIND, |t: &Self| {
+            (&t.kind, t.rows.iter().map(|r| r.load).collect())
+        })?;
         for (i, row) in table.rows.iter().enumerate() {
-            if row.load != i + 1 {
-                return bad(
-                    format!("rows[{i}].load"),
-                    format!("expected load {}, found {}", i + 1, row.load),
-                );
-            }
             if row.degree == 0 || row.degree > table.max_degree.max(1) {
-                return bad(
+                return Err(invalid(
+                    file,
                     format!("rows[{i}].degree"),
                     format!("must lie in 1..={}, found {}", table.max_degree, row.degree),
-                );
+                ));
             }
         }
         Ok(table)
@@ -222,6 +190,44 @@ impl AdaptiveTable {
     pub fn write(&self, out: impl Write) -> io::Result<()> {
         write_json(self, out)
     }
+}
+
+/// An `Invalid` error at a JSON field.
+fn invalid(file: &str, field: String, why: String) -> ReadError {
+    ReadError::new(
+        Location::file(file).with_field(field),
+        ReadErrorKind::Invalid(why),
+    )
+}
+
+/// Parses table JSON and checks what every table shares: its `kind`, at least one row,
+/// and rows for loads 1, 2, ... in order. `header` returns the kind and the row loads.
+fn parse_table<T: DeserializeOwned>(
+    text: &str,
+    file: &str,
+    expected_kind: &str,
+    header: impl Fn(&T) -> (&String, Vec<usize>),
+) -> Result<T, ReadError> {
+    let table: T = parse_json(text, file)?;
+    let (kind, loads) = header(&table);
+    if kind != expected_kind {
+        return Err(invalid(
+            file,
+            "kind".into(),
+            format!("expected {expected_kind:?}, found {kind:?}"),
+        ));
+    }
+    if loads.is_empty() {
+        return Err(invalid(file, "rows".into(), "the table has no rows".into()));
+    }
+    if let Some((i, load)) = loads.iter().enumerate().find(|(i, l)| **l != i + 1) {
+        return Err(invalid(
+            file,
+            format!("rows[{i}].load"),
+            format!("expected load {}, found {load}", i + 1),
+        ));
+    }
+    Ok(table)
 }
 
 fn parse_json<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, ReadError> {
