@@ -160,28 +160,29 @@ fn fm(args: FmArgs) -> anyhow::Result<()> {
 
 /// Runs one search, showing progress on a terminal.
 fn search(problem: &FmProblem, method: Method, what: &str) -> anyhow::Result<IntervalTable> {
-    let table = match method {
-        Method::Exhaustive => plan_fm_exhaustive(problem)?,
-        Method::Fast => {
-            let show = interactive();
-            let last = Mutex::new(Instant::now());
-            let progress = |done: u64, total: u64| {
-                let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
-                if show && (last.elapsed() > Duration::from_millis(250) || done == total) {
-                    *last = Instant::now();
-                    eprint!(
-                        "\r{what}: {:5.1}% of {total} prefixes",
-                        100.0 * done as f64 / total as f64
-                    );
-                    if done == total {
-                        eprintln!();
-                    }
-                }
-            };
-            plan_fm(problem, Some(&progress))?
+    let show = interactive();
+    let last = Mutex::new(Instant::now());
+    let unit = match method {
+        Method::Fast => "prefixes",
+        Method::Exhaustive => "waits v0",
+    };
+    let progress = |done: u64, total: u64| {
+        let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
+        if show && (last.elapsed() > Duration::from_millis(250) || done == total) {
+            *last = Instant::now();
+            eprint!(
+                "\r{what}: {:5.1}% of {total} {unit}",
+                100.0 * done as f64 / total as f64
+            );
+            if done == total {
+                eprintln!();
+            }
         }
     };
-    Ok(table)
+    Ok(match method {
+        Method::Fast => plan_fm(problem, Some(&progress))?,
+        Method::Exhaustive => plan_fm_exhaustive(problem, Some(&progress))?,
+    })
 }
 
 /// Reports, per load, the binned table's predicted tail against the exact tail of the

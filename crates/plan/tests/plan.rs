@@ -203,7 +203,7 @@ proptest! {
             Ok(table) => {
                 check_against_oracle(&requests, &params, &table);
                 // The library's Fig. 7 planner picks the very same schedules.
-                let reference = plan_fm_exhaustive(&problem).unwrap();
+                let reference = plan_fm_exhaustive(&problem, None).unwrap();
                 for (a, b) in table.rows.iter().zip(&reference.rows) {
                     prop_assert_eq!(&a.intervals_ms, &b.intervals_ms, "load {}", a.load);
                     prop_assert_eq!(a.admit_on_exit, b.admit_on_exit);
@@ -211,7 +211,7 @@ proptest! {
             }
             Err(PlanError::NothingFeasible { .. }) => {
                 prop_assert!(oracle(&requests, &params)[0].is_none());
-                prop_assert!(plan_fm_exhaustive(&problem).is_err());
+                prop_assert!(plan_fm_exhaustive(&problem, None).is_err());
             }
             Err(e) => prop_assert!(false, "unexpected error {e}"),
         }

@@ -6,31 +6,53 @@
 //! load; the table is the same. It is here as a baseline for benchmarks and a check at
 //! sizes where it finishes.
 
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use rayon::prelude::*;
 use tailor_core::IntervalTable;
 
 use super::model::{meets_target, request_time, upper_order_statistic};
-use super::{build_table, merge_choices, offer, Choices, FmProblem, PlanError};
+use super::{build_table, merge_choices, offer, Choices, FmProblem, PlanError, Progress};
 
-/// Plans the FM interval table by evaluating every schedule on the grid.
-pub fn plan_fm_exhaustive(problem: &FmProblem) -> Result<IntervalTable, PlanError> {
+/// Plans the FM interval table by evaluating every schedule on the grid. `progress`, if
+/// given, hears (v0 values done, v0 values in all).
+pub fn plan_fm_exhaustive(
+    problem: &FmProblem,
+    progress: Option<Progress<'_>>,
+) -> Result<IntervalTable, PlanError> {
+    let n = problem.n();
+    let g = problem.grid_len as u64;
+    let per_v0 = g.pow(n as u32 - 1);
+    let done = AtomicU64::new(0);
+    let choices = (0..g)
+        .into_par_iter()
+        .map(|v0| {
+            let found = fold_schedules(problem, v0 * per_v0..(v0 + 1) * per_v0);
+            if let Some(report) = progress {
+                report(done.fetch_add(1, Ordering::Relaxed) + 1, g);
+            }
+            found
+        })
+        .reduce(|| vec![None; problem.params.max_load], merge_choices);
+    build_table(problem, &choices)
+}
+
+/// The best choice per load among the schedules with flat indices in `range`.
+fn fold_schedules(problem: &FmProblem, range: Range<u64>) -> Choices {
     let n = problem.n();
     let g = problem.grid_len;
-    let total = (g as u64).pow(n as u32);
     let p = &problem.params;
     let need = problem.tail_need();
     let unit = problem.all_unit();
-    let choices = (0..total)
-        .into_par_iter()
+    range
         .fold(
-            || {
-                (
-                    vec![None; p.max_load] as Choices,
-                    Vec::new(),
-                    Vec::new(),
-                    Vec::new(),
-                )
-            },
+            (
+                vec![None; p.max_load] as Choices,
+                Vec::new(),
+                Vec::new(),
+                Vec::new(),
+            ),
             |(mut choices, mut grid, mut v, mut times), index| {
                 decode(index, g, n, &mut grid);
                 v.clear();
@@ -56,9 +78,7 @@ pub fn plan_fm_exhaustive(problem: &FmProblem) -> Result<IntervalTable, PlanErro
                 (choices, grid, v, times)
             },
         )
-        .map(|(choices, ..)| choices)
-        .reduce(|| vec![None; p.max_load], merge_choices);
-    build_table(problem, &choices)
+        .0
 }
 
 /// Writes the grid indices of flat schedule `index` into `grid`, v0 most significant.

@@ -21,7 +21,10 @@ use tailor_core::{DemandProfile, IntervalRow, IntervalTable, INTERVAL_TABLE_KIND
 pub use bins::binned_problem;
 pub use exhaustive::plan_fm_exhaustive;
 pub use model::{tail_rank, PARALLELISM_TOLERANCE};
-pub use search::{plan_fm, Progress};
+pub use search::plan_fm;
+
+/// Hears a search's progress as (units done, units in all); called from worker threads.
+pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
 
 use model::{cmp_time, request_time, upper_order_statistic};
 

@@ -31,12 +31,10 @@ use rayon::prelude::*;
 use tailor_core::IntervalTable;
 
 use super::model::{meets_target, upper_order_statistic};
-use super::{build_table, merge_choices, offer, Choices, FmProblem, PlanError};
+use super::{build_table, merge_choices, offer, Choices, FmProblem, PlanError, Progress};
 
-/// Reports progress as (prefixes done, prefixes in all); called from worker threads.
-pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
-
-/// Plans the FM interval table exactly; see the module docs for the method.
+/// Plans the FM interval table exactly; see the module docs for the method. `progress`,
+/// if given, hears (prefixes done, prefixes in all).
 pub fn plan_fm(
     problem: &FmProblem,
     progress: Option<Progress<'_>>,
