@@ -41,6 +41,14 @@ pub enum ArrivalError {
     /// The rate is not a positive finite number.
     #[error("the arrival rate must be positive and finite, found {0}")]
     BadRate(f64),
+    /// The inter-arrival distribution's parameters overflow at this rate.
+    #[error("log-normal inter-arrivals with mean {mean_ms} ms and sd {sd_ms} ms overflow")]
+    Overflow {
+        /// The mean inter-arrival time, 1000 / rps.
+        mean_ms: f64,
+        /// The standard deviation asked for.
+        sd_ms: f64,
+    },
     /// A trace holds fewer arrivals than requested.
     #[error("the trace holds {available} arrivals, fewer than the {requested} requested")]
     TraceTooShort {
@@ -109,7 +117,7 @@ impl Arrivals {
         rng: &mut Rng,
     ) -> Result<Vec<f64>, ArrivalError> {
         let check_rate = |r: f64| {
-            if r.is_finite() && r > 0.0 {
+            if r.is_finite() && (r / 1000.0).is_normal() && r > 0.0 {
                 Ok(())
             } else {
                 Err(ArrivalError::BadRate(r))
@@ -122,8 +130,13 @@ impl Arrivals {
             }
             Arrivals::LogNormal { sd_ms } => {
                 check_rate(rps)?;
-                let (mu, sigma) = lognormal_params(1000.0 / rps, *sd_ms);
-                let dist = LogNormal::new(mu, sigma).expect("positive moments are valid");
+                let mean_ms = 1000.0 / rps;
+                let overflow = ArrivalError::Overflow {
+                    mean_ms,
+                    sd_ms: *sd_ms,
+                };
+                let (mu, sigma) = lognormal_params(mean_ms, *sd_ms).ok_or(overflow.clone())?;
+                let dist = LogNormal::new(mu, sigma).map_err(|_| overflow)?;
                 let gaps: Vec<f64> = (0..count).map(|_| dist.sample(rng)).collect();
                 Ok(accumulate(0.0, gaps))
             }
@@ -280,5 +293,12 @@ mod tests {
             Arrivals::Poisson.generate(0.0, 1, &mut seeded_rng(1)),
             Err(ArrivalError::BadRate(0.0))
         );
+        assert!(Arrivals::Poisson
+            .generate(1e-310, 1, &mut seeded_rng(1))
+            .is_err());
+        assert!(matches!(
+            Arrivals::LogNormal { sd_ms: 1e300 }.generate(1e300, 3, &mut seeded_rng(1)),
+            Err(ArrivalError::Overflow { .. })
+        ));
     }
 }

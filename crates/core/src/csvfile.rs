@@ -38,10 +38,9 @@ impl CsvFile {
         let mut rows = Vec::new();
         for record in reader.records() {
             let record = record.map_err(|e| csv_error(file, &e))?;
-            let line = record.position().map_or(0, |p| p.line());
-            if record.len() == 1 && record.get(0) == Some("") {
-                continue;
-            }
+            let line = record
+                .position()
+                .map_or(0, |p| line_of(text, p.byte() as usize));
             if record.len() != header.len() {
                 return Err(ReadError::new(
                     Location::line(file, line),
@@ -133,6 +132,25 @@ impl CsvFile {
     }
 }
 
+/// The 1-based line of the record that the CSV reader places at byte `offset`. The
+/// reader's offset (and its own line count) can point at blank lines skipped before the
+/// record, so those are stepped over.
+fn line_of(text: &str, offset: usize) -> u64 {
+    let offset = offset.min(text.len());
+    let mut line = 1 + text.as_bytes()[..offset]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count();
+    for b in text.as_bytes()[offset..].iter() {
+        match b {
+            b'\n' => line += 1,
+            b'\r' => {}
+            _ => break,
+        }
+    }
+    line as u64
+}
+
 /// Parses a finite decimal number, naming what is wrong otherwise.
 pub(crate) fn parse_number(text: &str) -> Result<f64, ReadErrorKind> {
     let value: f64 = text
@@ -166,4 +184,22 @@ fn csv_error(file: &str, err: &csv::Error) -> ReadError {
 /// Formats a number for CSV output: the shortest text that reads back exactly.
 pub(crate) fn fmt_number(value: f64) -> String {
     format!("{value}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blank_lines_are_skipped_but_an_empty_quoted_field_is_a_row() {
+        let f = CsvFile::parse("a,b\n1,2\n\n3,4\n", "f").unwrap();
+        assert_eq!(f.rows.len(), 2);
+        assert_eq!(f.rows[1].0, 4);
+        let e = CsvFile::parse("a\n1\n\"\"\n2\n", "f").unwrap();
+        assert_eq!(
+            e.rows.len(),
+            3,
+            "a quoted empty field is data, not a blank line"
+        );
+    }
 }

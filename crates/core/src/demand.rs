@@ -82,6 +82,41 @@ impl Demand {
                 .ok_or_else(|| bad("expected shape:bing, shape:lucene or shape:finance")),
             _ => Err(bad(forms)),
         }
+        .and_then(|d| match d.validate() {
+            Ok(()) => Ok(d),
+            Err(reason) => Err(bad(&reason)),
+        })
+    }
+
+    /// Checks that the parameters describe a distribution that can be sampled: means
+    /// and times positive and finite, and log-normal moments that do not overflow.
+    pub fn validate(&self) -> Result<(), String> {
+        let positive = |x: f64, what: &str| {
+            if x.is_finite() && x > 0.0 {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{what} must be a positive finite number, found {x}"
+                ))
+            }
+        };
+        match self {
+            Demand::Exp { mean_ms } => {
+                positive(*mean_ms, "the mean")?;
+                positive(1.0 / mean_ms, "the rate 1/mean")
+            }
+            Demand::Const { ms } => positive(*ms, "the work"),
+            Demand::LogNormal { mean_ms, sd_ms } => {
+                positive(*mean_ms, "the mean")?;
+                positive(*sd_ms, "the standard deviation")?;
+                lognormal_params(*mean_ms, *sd_ms)
+                    .map(|_| ())
+                    .ok_or_else(|| {
+                        format!("a log-normal with mean {mean_ms} and sd {sd_ms} overflows")
+                    })
+            }
+            Demand::Profile(_) | Demand::Distribution(_) | Demand::Shape(_) => Ok(()),
+        }
     }
 
     /// Whether each request brings its own speedup curve (profiles and shapes do).
@@ -112,6 +147,9 @@ impl DemandModel {
     /// each request's own speedups and the other demands are linear. `profile` is only
     /// accepted for demands whose requests carry their own speedups.
     pub fn new(demand: Demand, speedup: Option<SpeedupSpec>) -> Result<Self, SpecError> {
+        demand
+            .validate()
+            .map_err(|reason| SpecError::syntax("demand", &format!("{demand:?}"), reason))?;
         let speedup = match speedup {
             Some(SpeedupSpec::Curve(curve)) => Some(curve),
             Some(SpeedupSpec::Profile) | None if demand.has_own_speedups() => None,
@@ -141,8 +179,9 @@ impl DemandModel {
             }
             Demand::Const { ms } => (*ms, None),
             Demand::LogNormal { mean_ms, sd_ms } => {
-                let (mu, sigma) = lognormal_params(*mean_ms, *sd_ms);
-                let dist = LogNormal::new(mu, sigma).expect("positive moments are valid");
+                let (mu, sigma) =
+                    lognormal_params(*mean_ms, *sd_ms).expect("checked by Demand::validate");
+                let dist = LogNormal::new(mu, sigma).expect("checked by Demand::validate");
                 (dist.sample(rng), None)
             }
             Demand::Profile(profile) => {
@@ -169,10 +208,12 @@ impl DemandModel {
     }
 }
 
-/// The (mu, sigma) of a log-normal with the given mean and standard deviation.
-pub fn lognormal_params(mean: f64, sd: f64) -> (f64, f64) {
+/// The (mu, sigma) of a log-normal with the given mean and standard deviation, or `None`
+/// when they are not finite (an extreme ratio sd / mean overflows).
+pub fn lognormal_params(mean: f64, sd: f64) -> Option<(f64, f64)> {
     let sigma2 = (1.0 + (sd / mean).powi(2)).ln();
-    (mean.ln() - sigma2 / 2.0, sigma2.sqrt())
+    let (mu, sigma) = (mean.ln() - sigma2 / 2.0, sigma2.sqrt());
+    (mu.is_finite() && sigma.is_finite() && mean > 0.0 && sd >= 0.0).then_some((mu, sigma))
 }
 
 fn sample_binned(dist: &BinnedDistribution, rng: &mut Rng) -> f64 {
@@ -295,6 +336,9 @@ mod tests {
             "const:x",
             "lognormal:10",
             "lognormal:10:-1",
+            "lognormal:1:1e160",
+            "lognormal:1e-300:1e300",
+            "exp:1e-320",
             "shape:google",
             "weibull:1",
         ] {

@@ -99,7 +99,39 @@ impl IntervalTable {
                 "must be at least 1".into(),
             ));
         }
+        positive(file, "target_parallelism", table.target_parallelism)?;
+        positive(file, "step_ms", table.step_ms)?;
+        if !(table.max_interval_ms.is_finite() && table.max_interval_ms >= 0.0) {
+            return Err(invalid(
+                file,
+                "max_interval_ms".into(),
+                format!(
+                    "must be finite and non-negative, found {}",
+                    table.max_interval_ms
+                ),
+            ));
+        }
+        if !(table.percentile > 0.0 && table.percentile <= 1.0) {
+            return Err(invalid(
+                file,
+                "percentile".into(),
+                format!("must lie in (0, 1], found {}", table.percentile),
+            ));
+        }
         for (i, row) in table.rows.iter().enumerate() {
+            for (name, value) in [
+                ("tail_ms", row.tail_ms),
+                ("mean_ms", row.mean_ms),
+                ("parallelism", row.parallelism),
+            ] {
+                if !(value.is_finite() && value >= 0.0) {
+                    return Err(invalid(
+                        file,
+                        format!("rows[{i}].{name}"),
+                        format!("must be finite and non-negative, found {value}"),
+                    ));
+                }
+            }
             let field = || format!("rows[{i}].intervals_ms");
             if row.intervals_ms.len() != table.max_degree {
                 return Err(invalid(
@@ -174,8 +206,16 @@ impl AdaptiveTable {
         let table: AdaptiveTable = parse_table(text, file, ADAPTIVE_TABLE_KIND, |t: &Self| {
             (&t.kind, t.rows.iter().map(|r| r.load).collect())
         })?;
+        if table.max_degree == 0 {
+            return Err(invalid(
+                file,
+                "max_degree".into(),
+                "must be at least 1".into(),
+            ));
+        }
+        positive(file, "target_parallelism", table.target_parallelism)?;
         for (i, row) in table.rows.iter().enumerate() {
-            if row.degree == 0 || row.degree > table.max_degree.max(1) {
+            if row.degree == 0 || row.degree > table.max_degree {
                 return Err(invalid(
                     file,
                     format!("rows[{i}].degree"),
@@ -189,6 +229,19 @@ impl AdaptiveTable {
     /// Writes the table as pretty JSON with a final newline.
     pub fn write(&self, out: impl Write) -> io::Result<()> {
         write_json(self, out)
+    }
+}
+
+/// Checks that a header number is positive and finite.
+fn positive(file: &str, field: &str, value: f64) -> Result<(), ReadError> {
+    if value.is_finite() && value > 0.0 {
+        Ok(())
+    } else {
+        Err(invalid(
+            file,
+            field.into(),
+            format!("must be positive and finite, found {value}"),
+        ))
     }
 }
 
@@ -328,6 +381,23 @@ mod tests {
         let mut t = table();
         t.kind = "other".into();
         assert!(IntervalTable::parse(&serde_json::to_string(&t).unwrap(), "t.json").is_err());
+
+        for (field, mutate) in [
+            (
+                "step_ms",
+                (|t: &mut IntervalTable| t.step_ms = -1.0) as fn(&mut IntervalTable),
+            ),
+            ("percentile", |t| t.percentile = 7.0),
+            ("target_parallelism", |t| t.target_parallelism = -2.0),
+            ("max_interval_ms", |t| t.max_interval_ms = -1.0),
+            ("rows[1].tail_ms", |t| t.rows[1].tail_ms = -1.0),
+        ] {
+            let mut t = table();
+            mutate(&mut t);
+            let e =
+                IntervalTable::parse(&serde_json::to_string(&t).unwrap(), "t.json").unwrap_err();
+            assert_eq!(e.location.field.as_deref(), Some(field));
+        }
 
         let e = IntervalTable::parse("{\"kind\": 3", "t.json").unwrap_err();
         assert!(matches!(e.kind, ReadErrorKind::Malformed(_)));

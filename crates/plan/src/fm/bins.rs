@@ -24,6 +24,8 @@ pub fn binned_problem(
     }
     let n = params.max_degree.min(profile.max_degree()).max(1);
     let requests = profile.requests();
+    // More bins than requests cannot separate them any further.
+    let bins = bins.min(requests.len());
     let (lo, hi) = requests
         .iter()
         .fold((f64::INFINITY, 0.0f64), |(lo, hi), r| {

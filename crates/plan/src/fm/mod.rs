@@ -86,8 +86,18 @@ pub enum PlanError {
     },
 }
 
-/// The most schedules (grid points of S minus v0) either search accepts.
-const MAX_SCHEDULES: f64 = 1e12;
+/// The most schedules (grid points of S without v0) the planner accepts: 1000 times the
+/// paper-scale search (101^3 schedules, about 2 s here).
+const MAX_SCHEDULES: f64 = 1e9;
+
+/// The most grid steps per interval (memory per worker grows with it).
+const MAX_STEPS: f64 = 100_000.0;
+
+/// The highest maximum degree: the search keeps a prefix of n - 2 intervals on the stack.
+const MAX_DEGREE: usize = search::MAX_PREFIX;
+
+/// The highest load a table may be planned for.
+const MAX_LOAD: usize = 100_000;
 
 /// A planning problem: validated parameters and requests, each with a weight (1 for a
 /// profiled request, the request count for a bin).
@@ -96,6 +106,9 @@ pub struct FmProblem {
     params: FmParams,
     /// Grid points per interval: J + 1 where y = J * step.
     grid_len: usize,
+    /// The grid values j * step, rounded to 1e-9 ms so that a step such as 0.1 gives 0.3
+    /// and not 0.30000000000000004.
+    grid_values: Vec<f64>,
     seq: Vec<f64>,
     /// s_r(1..=n) for request r at `speedups[r * n .. (r + 1) * n]`.
     speedups: Vec<f64>,
@@ -142,6 +155,12 @@ impl FmProblem {
         if params.max_degree == 0 {
             return bad("--max-degree", "must be at least 1".into());
         }
+        if params.max_degree > MAX_DEGREE {
+            return bad(
+                "--max-degree",
+                format!("must be at most {MAX_DEGREE}, found {}", params.max_degree),
+            );
+        }
         if params.max_degree > profiled_degree {
             return Err(PlanError::ProfileTooShallow {
                 max_degree: params.max_degree,
@@ -187,6 +206,21 @@ impl FmProblem {
         if params.max_load == 0 {
             return bad("--max-load", "must be at least 1".into());
         }
+        if steps > MAX_STEPS {
+            return bad(
+                "--step-ms",
+                format!(
+                    "--max-interval-ms / --step-ms is {steps}, more than {MAX_STEPS} grid steps; \
+                     use a coarser step"
+                ),
+            );
+        }
+        if params.max_load > MAX_LOAD {
+            return bad(
+                "--max-load",
+                format!("must be at most {MAX_LOAD}, found {}", params.max_load),
+            );
+        }
         let grid_len = steps as usize + 1;
         let schedules = (grid_len as f64).powi(params.max_degree as i32 - 1);
         if schedules > MAX_SCHEDULES {
@@ -195,10 +229,28 @@ impl FmProblem {
                 limit: MAX_SCHEDULES,
             });
         }
+        let n = params.max_degree;
+        for (r, &x) in seq.iter().enumerate() {
+            let s = &speedups[r * n..(r + 1) * n];
+            if !(x.is_finite() && x > 0.0) || s.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+                return bad(
+                    "--profile",
+                    format!(
+                        "request {} has a time or speedup that is not a positive finite \
+                         number (sequential {x} ms, speedups {s:?})",
+                        r + 1
+                    ),
+                );
+            }
+        }
         let total_weight = weight.iter().map(|w| u64::from(*w)).sum();
+        let grid_values = (0..grid_len)
+            .map(|j| (j as f64 * params.step_ms * 1e9).round() / 1e9)
+            .collect();
         Ok(FmProblem {
             params,
             grid_len,
+            grid_values,
             seq,
             speedups,
             weight,
@@ -234,8 +286,9 @@ impl FmProblem {
     }
 
     /// The grid value of index j.
+    #[inline]
     fn grid(&self, j: usize) -> f64 {
-        j as f64 * self.params.step_ms
+        self.grid_values[j]
     }
 
     /// Evaluates Eq. 1-5 for `schedule_ms` = (v0, ..., v_{n-1}) at `load`.

@@ -85,13 +85,24 @@ struct Scratch<'p> {
     /// Per request: its largest time along v_{n-1}.
     high: Vec<f64>,
     candidates: Vec<usize>,
-    /// Per grid index j of v_{n-1}: changes to the running sums when requests stop
-    /// being linear in v_{n-1} (they finish at degree n-1 from j on).
+    /// Per grid index j of v_{n-1}: the requests that finish at degree n-1 from j on
+    /// (index g: never within the grid): their constant and linear parts.
     bucket: Vec<Bucket>,
+    /// Per grid index j: the linear parts of the requests still linear at j.
+    suffix: Vec<Bucket>,
 }
 
-/// Running sums of time (t) and thread-time (h): constant parts, and the intercept (a)
-/// and slope (b) of the parts still linear in v_{n-1}.
+/// How much larger than a sum the sum of its terms' magnitudes may be before the sum is
+/// recomputed request by request. Summation error is below about len * 1.1e-16 times the
+/// magnitudes, so with 10^4 requests this keeps it near 1e-10 of the sum, under the 1e-9
+/// comparison tolerance. Ordinary speedups give ratios near 1.
+const ILL_CONDITIONED: f64 = 100.0;
+
+/// The most prefix intervals v1..v_{n-2} (so degrees up to 17) the search handles.
+pub(crate) const MAX_PREFIX: usize = 16;
+
+/// Sums of time (t) and thread-time (h) over a group of requests: constant parts, the
+/// intercept (a) and slope (b) of parts linear in v_{n-1}, and the magnitudes of a and b.
 #[derive(Debug, Clone, Copy, Default)]
 struct Bucket {
     const_t: f64,
@@ -100,6 +111,35 @@ struct Bucket {
     b_t: f64,
     a_h: f64,
     b_h: f64,
+    abs_a_t: f64,
+    abs_b_t: f64,
+    abs_a_h: f64,
+    abs_b_h: f64,
+}
+
+impl Bucket {
+    fn add_linear(&mut self, a_t: f64, b_t: f64, a_h: f64, b_h: f64) {
+        self.a_t += a_t;
+        self.b_t += b_t;
+        self.a_h += a_h;
+        self.b_h += b_h;
+        self.abs_a_t += a_t.abs();
+        self.abs_b_t += b_t.abs();
+        self.abs_a_h += a_h.abs();
+        self.abs_b_h += b_h.abs();
+    }
+
+    /// Adds another group's linear parts (not its constants).
+    fn add(&mut self, o: &Bucket) {
+        self.a_t += o.a_t;
+        self.b_t += o.b_t;
+        self.a_h += o.a_h;
+        self.b_h += o.b_h;
+        self.abs_a_t += o.abs_a_t;
+        self.abs_b_t += o.abs_b_t;
+        self.abs_a_h += o.abs_a_h;
+        self.abs_b_h += o.abs_b_h;
+    }
 }
 
 impl<'p> Scratch<'p> {
@@ -119,6 +159,7 @@ impl<'p> Scratch<'p> {
             high: Vec::with_capacity(len),
             candidates: Vec::with_capacity(len),
             bucket: vec![Bucket::default(); p.grid_len + 1],
+            suffix: vec![Bucket::default(); p.grid_len],
         }
     }
 
@@ -148,6 +189,10 @@ impl<'p> Scratch<'p> {
         }
 
         // Walk each request through the prefix phases (Eq. 1's first cases).
+        let mut v = [0.0; MAX_PREFIX];
+        for (slot, key) in v.iter_mut().zip(&self.key).take(m + 1).skip(1) {
+            *slot = p.grid(*key as usize);
+        }
         let mut last_phase = 0usize;
         let (mut base_t, mut base_h) = (0.0, 0.0);
         for r in 0..p.len() {
@@ -155,8 +200,7 @@ impl<'p> Scratch<'p> {
             let (mut done, mut wall, mut threads) = (0.0, 0.0, 0.0);
             let mut phase = n - 1;
             self.finished[r] = f64::NAN;
-            for d in 1..=m {
-                let v = p.grid(self.key[d] as usize);
+            for (d, &v) in v.iter().enumerate().take(m + 1).skip(1) {
                 let cap = s[d - 1] * v;
                 if seq - done <= cap {
                     let t = (seq - done) / s[d - 1];
@@ -190,19 +234,30 @@ impl<'p> Scratch<'p> {
         self.last_interval(base_t, base_h);
     }
 
-    /// Time of an unfinished request r when the last interval is `v` (Eq. 1's last cases),
-    /// given the work done and wall time it had after the prefix.
+    /// Time and thread-time of an unfinished request r when the last interval is `v`
+    /// (Eq. 1's last cases, in the same operations as `model::request_time`), given the
+    /// work done, wall time and thread-time it had after the prefix.
     #[inline]
-    fn time_at(p: &FmProblem, r: usize, done: f64, wall: f64, v: f64) -> f64 {
+    fn at(p: &FmProblem, r: usize, after: (f64, f64, f64), v: f64) -> (f64, f64) {
+        let (done, wall, threads) = after;
         let n = p.n();
         let s = p.s(r);
         let seq = p.seq[r];
         let cap = s[n - 2] * v;
         if seq - done <= cap {
-            wall + (seq - done) / s[n - 2]
+            let t = (seq - done) / s[n - 2];
+            (wall + t, threads + (n - 1) as f64 * t)
         } else {
-            (wall + v) + (seq - (done + cap)) / s[n - 1]
+            let t = (seq - (done + cap)) / s[n - 1];
+            (
+                (wall + v) + t,
+                (threads + (n - 1) as f64 * v) + n as f64 * t,
+            )
         }
+    }
+
+    fn after_prefix(&self, r: usize) -> (f64, f64, f64) {
+        (self.done[r], self.wall[r], self.threads[r])
     }
 
     /// Sweeps v_{n-1} over the grid for the current prefix (facts 2 and 3).
@@ -213,11 +268,6 @@ impl<'p> Scratch<'p> {
         let dl = (n - 1) as f64;
         let y = p.grid(g - 1);
         self.bucket.iter_mut().for_each(|b| *b = Bucket::default());
-        let mut run = Bucket {
-            const_t: base_t,
-            const_h: base_h,
-            ..Bucket::default()
-        };
         self.items.clear();
         self.high.clear();
         for r in 0..p.len() {
@@ -239,32 +289,27 @@ impl<'p> Scratch<'p> {
                 jr += 1;
             }
             let wf = f64::from(w);
-            let lin = Bucket {
-                const_t: 0.0,
-                const_h: 0.0,
-                a_t: wf * (self.wall[r] + rem / sn),
-                b_t: wf * (1.0 - sl / sn),
-                a_h: wf * (self.threads[r] + n as f64 * rem / sn),
-                b_h: wf * (dl - n as f64 * sl / sn),
-            };
-            run.a_t += lin.a_t;
-            run.b_t += lin.b_t;
-            run.a_h += lin.a_h;
-            run.b_h += lin.b_h;
             let at = &mut self.bucket[jr];
-            at.a_t += lin.a_t;
-            at.b_t += lin.b_t;
-            at.a_h += lin.a_h;
-            at.b_h += lin.b_h;
+            at.add_linear(
+                wf * (self.wall[r] + rem / sn),
+                wf * (1.0 - sl / sn),
+                wf * (self.threads[r] + n as f64 * rem / sn),
+                wf * (dl - n as f64 * sl / sn),
+            );
             at.const_t += wf * (self.wall[r] + rem / sl);
             at.const_h += wf * (self.threads[r] + dl * rem / sl);
-            let (done, wall) = (self.done[r], self.wall[r]);
-            let (t0, ty) = (
-                Self::time_at(p, r, done, wall, 0.0),
-                Self::time_at(p, r, done, wall, y),
-            );
+            let after = self.after_prefix(r);
+            let (t0, ty) = (Self::at(p, r, after, 0.0).0, Self::at(p, r, after, y).0);
             self.items.push((t0.min(ty), w));
             self.high.push(t0.max(ty));
+        }
+        // Fact 2 without cancellation: the requests still linear at index j are those
+        // with jr > j, summed from the top down (suffix sums), and the constant parts
+        // are summed from the bottom up; nothing is ever subtracted.
+        let mut linear = Bucket::default();
+        for j in (0..g).rev() {
+            linear.add(&self.bucket[j + 1]);
+            self.suffix[j] = linear;
         }
         // Fact 3: the need-th largest low end bounds the tail from below at every v_{n-1}.
         let floor = upper_order_statistic(&mut self.items, self.need, self.unit);
@@ -275,17 +320,26 @@ impl<'p> Scratch<'p> {
 
         let total_w = p.total_weight as f64;
         let target = p.params.target_parallelism;
+        let (mut const_t, mut const_h) = (base_t, base_h);
         for j in 0..g {
-            let b = self.bucket[j];
-            run.const_t += b.const_t;
-            run.const_h += b.const_h;
-            run.a_t -= b.a_t;
-            run.b_t -= b.b_t;
-            run.a_h -= b.a_h;
-            run.b_h -= b.b_h;
+            const_t += self.bucket[j].const_t;
+            const_h += self.bucket[j].const_h;
             let v = p.grid(j);
-            let sum_t = run.const_t + run.a_t + run.b_t * v;
-            let sum_h = run.const_h + run.a_h + run.b_h * v;
+            let lin = self.suffix[j];
+            let (mut sum_t, mut sum_h) = (
+                const_t + lin.a_t + lin.b_t * v,
+                const_h + lin.a_h + lin.b_h * v,
+            );
+            // When the linear terms are far larger than their sum (a speedup that
+            // collapses at degree n), rounding could exceed the comparison tolerances:
+            // sum this index directly instead.
+            let scale_t = const_t + lin.abs_a_t + lin.abs_b_t * v;
+            let scale_h = const_h + lin.abs_a_h + lin.abs_b_h * v;
+            if !(scale_t <= ILL_CONDITIONED * sum_t.abs()
+                && scale_h <= ILL_CONDITIONED * sum_h.abs())
+            {
+                (sum_t, sum_h) = self.direct_sums(base_t, base_h, v);
+            }
             // Skip the tail when even load 1 cannot meet the target with the longest wait.
             if !meets_target(sum_h / (sum_t + total_w * y), target) {
                 continue;
@@ -293,7 +347,7 @@ impl<'p> Scratch<'p> {
             self.items.clear();
             for &r in &self.candidates {
                 let t = if self.finished[r].is_nan() {
-                    Self::time_at(p, r, self.done[r], self.wall[r], v)
+                    Self::at(p, r, self.after_prefix(r), v).0
                 } else {
                     self.finished[r]
                 };
@@ -303,6 +357,19 @@ impl<'p> Scratch<'p> {
             self.key[n - 1] = j as u32;
             self.offer_all_loads(tail, sum_t, sum_h);
         }
+    }
+
+    /// The total time and thread-time at last interval `v`, request by request.
+    fn direct_sums(&self, base_t: f64, base_h: f64, v: f64) -> (f64, f64) {
+        let p = self.p;
+        let (mut sum_t, mut sum_h) = (base_t, base_h);
+        for r in (0..p.len()).filter(|r| self.finished[*r].is_nan()) {
+            let (t, h) = Self::at(p, r, self.after_prefix(r), v);
+            let w = f64::from(p.weight[r]);
+            sum_t += w * t;
+            sum_h += w * h;
+        }
+        (sum_t, sum_h)
     }
 
     /// Fact 1: for each load, offers S' with the smallest wait v0 that meets the target.
