@@ -202,6 +202,32 @@ impl DemandModel {
         RequestDemand { work_ms, speedup }
     }
 
+    /// The mean sequential work in ms: exact for the parametric demands, profiles and
+    /// distributions (taking each bin's work as its midpoint), and estimated from
+    /// 200,000 seeded draws for the shapes.
+    pub fn mean_work_ms(&self) -> f64 {
+        match &self.demand {
+            Demand::Exp { mean_ms } | Demand::LogNormal { mean_ms, .. } => *mean_ms,
+            Demand::Const { ms } => *ms,
+            Demand::Profile(p) => {
+                p.requests().iter().map(|r| r.seq_ms()).sum::<f64>() / p.requests().len() as f64
+            }
+            Demand::Distribution(d) => {
+                let mut lower = 0.0;
+                let mut mean = 0.0;
+                for b in d.bins() {
+                    mean += b.probability * (lower + b.work_ms) / 2.0;
+                    lower = b.work_ms;
+                }
+                mean
+            }
+            Demand::Shape(shape) => {
+                let mut rng = crate::seeded_rng(0x7a11);
+                (0..200_000).map(|_| shape.sample(&mut rng).0).sum::<f64>() / 200_000.0
+            }
+        }
+    }
+
     /// Draws `count` requests.
     pub fn sample_many(&self, count: usize, rng: &mut Rng) -> Vec<RequestDemand> {
         (0..count).map(|_| self.sample(rng)).collect()

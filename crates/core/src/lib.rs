@@ -9,18 +9,22 @@ mod csvfile;
 mod demand;
 mod distribution;
 mod error;
+mod policy;
 mod profile;
 mod shapes;
 mod speedup;
+mod summary;
 mod table;
 
 pub use arrivals::{parse_trace, read_trace, ArrivalError, Arrivals, Phase};
 pub use demand::{lognormal_params, Demand, DemandModel, RequestDemand};
 pub use distribution::{Bin, BinnedDistribution, PROBABILITY_TOLERANCE};
 pub use error::{Location, ReadError, ReadErrorKind, SpecError};
+pub use policy::{Admission, Policy, Tables};
 pub use profile::{DemandProfile, RequestProfile};
 pub use shapes::Shape;
 pub use speedup::{Speedup, SpeedupSpec};
+pub use summary::{LatencyRecorder, LatencyStats, RunSummary};
 pub use table::{
     AdaptiveRow, AdaptiveTable, IntervalRow, IntervalTable, ADAPTIVE_TABLE_KIND,
     INTERVAL_TABLE_KIND,

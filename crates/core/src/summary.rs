@@ -1,0 +1,191 @@
+//! Latency statistics and the run summary that the simulator and the live runtime print.
+//!
+//! Latencies are recorded in an HdrHistogram with 3 significant digits, in microseconds
+//! (shared/DESIGN.md, "Measurement methodology"); the mean is kept exactly beside it.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// The largest latency the histogram holds exactly: one hour, in microseconds. Larger
+/// values are clamped to it and counted in [`LatencyRecorder::clamped`].
+const MAX_LATENCY_US: u64 = 3_600_000_000;
+
+/// Records latencies and answers percentiles.
+#[derive(Debug, Clone)]
+pub struct LatencyRecorder {
+    histogram: Histogram<u64>,
+    sum_ms: f64,
+    max_ms: f64,
+    clamped: u64,
+}
+
+impl Default for LatencyRecorder {
+    fn default() -> Self {
+        LatencyRecorder {
+            histogram: Histogram::new_with_bounds(1, MAX_LATENCY_US, 3)
+                .expect("constant histogram bounds are valid"),
+            sum_ms: 0.0,
+            max_ms: 0.0,
+            clamped: 0,
+        }
+    }
+}
+
+impl LatencyRecorder {
+    /// Records one latency in ms. Values below 1 us count as 1 us; values above an hour
+    /// are clamped to an hour (and counted).
+    pub fn record(&mut self, latency_ms: f64) {
+        let us = (latency_ms * 1000.0).round();
+        let us = if us.is_finite() {
+            us.max(1.0)
+        } else {
+            f64::MAX
+        };
+        if us > MAX_LATENCY_US as f64 {
+            self.clamped += 1;
+        }
+        self.histogram
+            .saturating_record((us as u64).min(MAX_LATENCY_US));
+        self.sum_ms += latency_ms;
+        self.max_ms = self.max_ms.max(latency_ms);
+    }
+
+    /// How many latencies were recorded.
+    pub fn count(&self) -> u64 {
+        self.histogram.len()
+    }
+
+    /// How many latencies exceeded the histogram's hour and were clamped.
+    pub fn clamped(&self) -> u64 {
+        self.clamped
+    }
+
+    /// The latency at quantile `q` in [0, 1], in ms (3 significant digits).
+    pub fn quantile_ms(&self, q: f64) -> f64 {
+        if self.count() == 0 {
+            return 0.0;
+        }
+        self.histogram.value_at_quantile(q) as f64 / 1000.0
+    }
+
+    /// The fraction of latencies above `target_ms`.
+    pub fn miss_ratio(&self, target_ms: f64) -> f64 {
+        if self.count() == 0 {
+            return 0.0;
+        }
+        let target_us = (target_ms * 1000.0).round().max(0.0) as u64;
+        let within = self
+            .histogram
+            .iter_recorded()
+            .filter(|v| v.value_iterated_to() <= target_us)
+            .map(|v| v.count_at_value())
+            .sum::<u64>();
+        1.0 - within as f64 / self.count() as f64
+    }
+
+    /// The latency statistics of the spec's run summary.
+    pub fn stats(&self) -> LatencyStats {
+        let n = self.count();
+        LatencyStats {
+            mean: if n == 0 { 0.0 } else { self.sum_ms / n as f64 },
+            p50: self.quantile_ms(0.5),
+            p90: self.quantile_ms(0.9),
+            p99: self.quantile_ms(0.99),
+            p999: self.quantile_ms(0.999),
+            max: self.max_ms,
+        }
+    }
+}
+
+/// Latency statistics in ms: the exact mean and maximum, and percentiles to 3
+/// significant digits.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct LatencyStats {
+    /// Mean latency.
+    pub mean: f64,
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+    /// Largest latency.
+    pub max: f64,
+}
+
+/// The run summary of shared/spec/formats.md, with tailor's added fields after the
+/// spec's. One JSON object per run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// `sim` or `live`.
+    pub engine: String,
+    /// The policy's name.
+    pub policy: String,
+    /// Cores (the sum of counts for `COUNT@SPEED` lists).
+    pub cores: usize,
+    /// The offered load in requests per second.
+    pub rps: f64,
+    /// Requests submitted.
+    pub requests: usize,
+    /// Requests that completed.
+    pub completed: usize,
+    /// Requests explicitly rejected.
+    pub rejected: usize,
+    /// Latency statistics over the measured (post-warm-up) requests.
+    pub latency_ms: LatencyStats,
+    /// The latency target, if one was given.
+    pub target_ms: Option<f64>,
+    /// The fraction of measured requests above the target, if one was given.
+    pub miss_ratio: Option<f64>,
+    /// Process CPU time / (wall time x cores) over the run.
+    pub cpu_utilization: f64,
+    /// Time-averaged number of threads serving requests.
+    pub mean_threads: f64,
+    /// Mean over measured requests of each request's time-averaged degree.
+    pub mean_degree: f64,
+    /// Requests excluded from the statistics as warm-up.
+    pub warmup: usize,
+    /// Mean degree of the shortest 5% of measured requests (by work).
+    pub mean_degree_shortest_5pct: f64,
+    /// Mean degree of the longest 5% of measured requests (by work).
+    pub mean_degree_longest_5pct: f64,
+    /// `degree_distribution[d - 1]`: the fraction of measured requests whose highest
+    /// degree was d.
+    pub degree_distribution: Vec<f64>,
+    /// The random seed.
+    pub seed: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_have_three_significant_digits() {
+        let mut r = LatencyRecorder::default();
+        for i in 1..=10_000 {
+            r.record(i as f64 / 10.0);
+        }
+        let s = r.stats();
+        assert!((s.mean - 500.05).abs() < 1e-9, "the mean is exact");
+        assert!((s.p50 - 500.0).abs() / 500.0 < 1e-3);
+        assert!((s.p99 - 990.0).abs() / 990.0 < 1e-3);
+        assert_eq!(s.max, 1000.0);
+        assert!((r.miss_ratio(900.0) - 0.1).abs() < 2e-3);
+        assert_eq!(r.miss_ratio(2000.0), 0.0);
+    }
+
+    #[test]
+    fn extreme_values_are_clamped_not_lost() {
+        let mut r = LatencyRecorder::default();
+        r.record(0.0);
+        r.record(1e12);
+        r.record(f64::INFINITY);
+        assert_eq!(r.count(), 3);
+        assert_eq!(r.clamped(), 2);
+        let empty = LatencyRecorder::default();
+        assert_eq!(empty.stats(), LatencyStats::default());
+    }
+}
