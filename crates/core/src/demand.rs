@@ -165,6 +165,18 @@ impl DemandModel {
         Ok(DemandModel { demand, speedup })
     }
 
+    /// The highest degree whose speedup is known, or `None` when every degree's is: a
+    /// `table:` curve knows its length, a profile its profiled degrees. Linear and Amdahl
+    /// curves, and the shapes (flat past their last degree by definition), know all.
+    pub fn known_degrees(&self) -> Option<usize> {
+        match (&self.speedup, &self.demand) {
+            (Some(Speedup::Table(values)), _) => Some(values.len()),
+            (Some(_), _) => None,
+            (None, Demand::Profile(p)) => Some(p.max_degree()),
+            (None, _) => None,
+        }
+    }
+
     /// The demand part of the model.
     pub fn demand(&self) -> &Demand {
         &self.demand

@@ -1,0 +1,475 @@
+//! The event loop: arrivals, admission, self-scheduling, and completions under fair sharing.
+//!
+//! Between two events every rate is constant, so progress is tracked with one virtual
+//! clock per weight class: V_c grows at the share x_c of a core that each thread of class
+//! c gets. A request of class c at degree d does s(d) work per unit of V_c, so it finishes
+//! when V_c reaches its virtual finish; each class keeps its requests in a heap by that
+//! value. An event thus costs O(log n), and self-scheduling points are scheduled only
+//! where the policy would change a degree (the first quantum tick at or after the
+//! executed time returned by `Policy::next_increase_ms`), which gives the same run as
+//! checking at every tick.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use tailor_core::{seeded_rng, Admission, LatencyRecorder, Policy, Speedup};
+
+use crate::config::{SimConfig, SimError};
+use crate::cpu::{nice_weight, shares};
+use crate::queue::EventQueue;
+use crate::report::{summarize, RequestRecord, SimOutput, TracePoint};
+use crate::time::SimTime;
+
+/// Salt that separates the demand stream from the arrival stream of a seed.
+const DEMAND_STREAM: u64 = 0x9E37_79B9_7F4A_7C15;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Pending,
+    Waiting,
+    Running,
+    Done,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Event {
+    Arrival(usize),
+    /// A request whose FM admission delay v0 has passed.
+    DelayedStart(usize),
+    /// A self-scheduling point: request, its check version, the quantum tick index.
+    Check(usize, u32, u64),
+}
+
+/// One request's state.
+#[derive(Debug, Clone)]
+pub(crate) struct Req {
+    pub(crate) arrival: SimTime,
+    pub(crate) work: f64,
+    speedup: Speedup,
+    state: State,
+    pub(crate) start: SimTime,
+    pub(crate) finish: SimTime,
+    pub(crate) degree: usize,
+    pub(crate) max_degree: usize,
+    pub(crate) boosted: bool,
+    /// Virtual finish in its class's clock.
+    vfinish: f64,
+    /// Bumped whenever its completion-heap entry goes stale.
+    version: u32,
+    /// Bumped whenever its scheduled check event goes stale.
+    check_version: u32,
+    degree_since: SimTime,
+    /// Integral of the degree over its execution, in degree x ms.
+    pub(crate) degree_time: f64,
+    /// Quantum tick index of its last self-scheduling point.
+    last_tick: u64,
+    /// Quantum tick index of its scheduled check, if any.
+    next_tick: Option<u64>,
+    /// Its index in `running`.
+    slot: usize,
+}
+
+/// A weight class of threads: its virtual clock, share and requests by virtual finish.
+#[derive(Debug, Default)]
+struct Class {
+    clock: f64,
+    share: f64,
+    threads: usize,
+    heap: BinaryHeap<Reverse<(OrdF64, u64, usize, u32)>>,
+}
+
+/// An f64 ordered totally, for heap keys.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct OrdF64(f64);
+impl Eq for OrdF64 {}
+impl PartialOrd for OrdF64 {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for OrdF64 {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+pub(crate) struct Engine<'c> {
+    cfg: &'c SimConfig,
+    policy: &'c Policy,
+    cores: f64,
+    now: SimTime,
+    events: EventQueue<Event>,
+    pub(crate) reqs: Vec<Req>,
+    /// Requests in the system: waiting or running (the policies' "load").
+    load: usize,
+    running: Vec<usize>,
+    /// First come, first served: requests waiting for a worker or for an exit.
+    queue: VecDeque<usize>,
+    /// [ordinary, boosted]
+    classes: [Class; 2],
+    weights: [f64; 2],
+    heap_seq: u64,
+    /// The FM table row the current load maps to (self-scheduling depends on it).
+    row_key: usize,
+    pub(crate) thread_time: f64,
+    pub(crate) cpu_time: f64,
+    pub(crate) trace: Vec<TracePoint>,
+}
+
+/// Runs a simulation.
+pub fn simulate(cfg: &SimConfig) -> Result<SimOutput, SimError> {
+    cfg.validate()?;
+    let count = cfg.request_count();
+    let arrivals = cfg
+        .arrivals
+        .generate(cfg.rps, count, &mut seeded_rng(cfg.seed))?;
+    let demands = cfg
+        .demand
+        .sample_many(count, &mut seeded_rng(cfg.seed ^ DEMAND_STREAM));
+    let reqs = arrivals
+        .iter()
+        .zip(demands)
+        .map(|(&t, d)| Req {
+            arrival: SimTime::from_ms(t),
+            work: d.work_ms,
+            speedup: d.speedup,
+            state: State::Pending,
+            start: SimTime::ZERO,
+            finish: SimTime::ZERO,
+            degree: 0,
+            max_degree: 0,
+            boosted: false,
+            vfinish: 0.0,
+            version: 0,
+            check_version: 0,
+            degree_since: SimTime::ZERO,
+            degree_time: 0.0,
+            last_tick: 0,
+            next_tick: None,
+            slot: 0,
+        })
+        .collect();
+    let mut engine = Engine {
+        cfg,
+        policy: &cfg.policy,
+        cores: cfg.cores as f64,
+        now: SimTime::ZERO,
+        events: EventQueue::new(),
+        reqs,
+        load: 0,
+        running: Vec::new(),
+        queue: VecDeque::new(),
+        classes: [Class::default(), Class::default()],
+        weights: [nice_weight(0), nice_weight(cfg.boost_nice)],
+        heap_seq: 0,
+        row_key: 0,
+        thread_time: 0.0,
+        cpu_time: 0.0,
+        trace: Vec::new(),
+    };
+    engine.run();
+    let records: Vec<RequestRecord> = engine.records();
+    let mut latency = LatencyRecorder::default();
+    for r in &records[cfg.warmup_count()..] {
+        latency.record(r.finish_ms - r.arrival_ms);
+    }
+    let summary = summarize(cfg, &engine, &records, &latency);
+    Ok(SimOutput {
+        summary,
+        records,
+        trace: engine.trace,
+    })
+}
+
+impl Engine<'_> {
+    fn run(&mut self) {
+        // Arrivals are pushed lazily, one ahead, so the queue stays small.
+        if !self.reqs.is_empty() {
+            self.events.push(self.reqs[0].arrival, Event::Arrival(0));
+        }
+        loop {
+            let completion = self.next_completion();
+            let event_time = self.events.peek_time();
+            match (completion, event_time) {
+                (Some((t, class)), Some(te)) if t <= te => self.complete(t, class),
+                (Some((t, class)), None) => self.complete(t, class),
+                (_, Some(_)) => {
+                    let (t, event) = self.events.pop().expect("peeked");
+                    self.advance(t);
+                    self.handle(event);
+                }
+                (None, None) => break,
+            }
+            self.update_shares();
+            if self.cfg.trace {
+                self.record_trace();
+            }
+        }
+    }
+
+    /// The earliest completion: (time, class), dropping stale heap entries.
+    fn next_completion(&mut self) -> Option<(SimTime, usize)> {
+        let mut best: Option<(SimTime, usize)> = None;
+        for c in 0..2 {
+            while let Some(Reverse((_, _, id, version))) = self.classes[c].heap.peek() {
+                let r = &self.reqs[*id];
+                if r.state == State::Running && r.version == *version {
+                    break;
+                }
+                self.classes[c].heap.pop();
+            }
+            let class = &self.classes[c];
+            if let Some(Reverse((vfinish, ..))) = class.heap.peek() {
+                let dt = ((vfinish.0 - class.clock) / class.share).max(0.0);
+                let t = self.now + dt;
+                if best.is_none_or(|(bt, _)| t < bt) {
+                    best = Some((t, c));
+                }
+            }
+        }
+        best
+    }
+
+    fn advance(&mut self, t: SimTime) {
+        let dt = t - self.now;
+        if dt > 0.0 {
+            let mut threads = 0.0;
+            for class in &mut self.classes {
+                class.clock += class.share * dt;
+                threads += class.threads as f64;
+                self.cpu_time += class.threads as f64 * class.share * dt;
+            }
+            self.thread_time += threads * dt;
+            self.now = t;
+        }
+    }
+
+    fn update_shares(&mut self) {
+        let (normal, boosted) = shares(
+            self.cores,
+            self.classes[0].threads,
+            self.classes[1].threads,
+            self.weights[0],
+            self.weights[1],
+        );
+        self.classes[0].share = normal;
+        self.classes[1].share = boosted;
+    }
+
+    fn handle(&mut self, event: Event) {
+        match event {
+            Event::Arrival(id) => {
+                if id + 1 < self.reqs.len() {
+                    let next = self.reqs[id + 1].arrival;
+                    self.events.push(next, Event::Arrival(id + 1));
+                }
+                self.arrive(id);
+            }
+            Event::DelayedStart(id) => self.start(id),
+            Event::Check(id, version, tick) => {
+                let r = &self.reqs[id];
+                if r.state == State::Running && r.check_version == version {
+                    self.check(id, tick);
+                }
+            }
+        }
+    }
+
+    fn arrive(&mut self, id: usize) {
+        self.load += 1;
+        self.reqs[id].state = State::Waiting;
+        if self.policy.uses_worker_pool() {
+            if self.running.len() < self.cfg.worker_count() {
+                self.start(id);
+            } else {
+                self.queue.push_back(id);
+            }
+        } else {
+            match self.policy.admission(self.load) {
+                Admission::Now => self.start(id),
+                Admission::Delay(ms) => self.events.push(self.now + ms, Event::DelayedStart(id)),
+                Admission::OnExit => self.queue.push_back(id),
+            }
+        }
+        self.load_changed();
+    }
+
+    fn start(&mut self, id: usize) {
+        let degree = self.policy.start_degree(self.load, self.reqs[id].work);
+        let r = &mut self.reqs[id];
+        r.state = State::Running;
+        r.start = self.now;
+        r.degree_since = self.now;
+        r.slot = self.running.len();
+        self.running.push(id);
+        let boosted = self
+            .policy
+            .boost(degree, self.classes[1].threads, self.cfg.cores);
+        let work = r.work;
+        self.place(id, degree, boosted, work);
+        if self.policy.self_schedules() {
+            self.schedule_check(id);
+        }
+    }
+
+    /// Puts request `id` at `degree` in its class with `remaining` work left.
+    fn place(&mut self, id: usize, degree: usize, boosted: bool, remaining: f64) {
+        let c = usize::from(boosted);
+        let r = &mut self.reqs[id];
+        r.degree = degree;
+        r.max_degree = r.max_degree.max(degree);
+        r.boosted = boosted;
+        r.version = r.version.wrapping_add(1);
+        r.vfinish = self.classes[c].clock + remaining / r.speedup.at(degree);
+        self.classes[c].threads += degree;
+        self.classes[c]
+            .heap
+            .push(Reverse((OrdF64(r.vfinish), self.heap_seq, id, r.version)));
+        self.heap_seq += 1;
+    }
+
+    /// Takes request `id` off its class, returning the work it has left.
+    fn unplace(&mut self, id: usize) -> f64 {
+        let r = &mut self.reqs[id];
+        let c = usize::from(r.boosted);
+        r.degree_time += r.degree as f64 * (self.now - r.degree_since);
+        r.degree_since = self.now;
+        self.classes[c].threads -= r.degree;
+        ((r.vfinish - self.classes[c].clock) * r.speedup.at(r.degree)).max(0.0)
+    }
+
+    /// A self-scheduling point at quantum tick `tick` (FM paper §4.2).
+    fn check(&mut self, id: usize, tick: u64) {
+        let executed = tick as f64 * self.cfg.quantum_ms;
+        let current = self.reqs[id].degree;
+        self.reqs[id].last_tick = tick;
+        self.reqs[id].next_tick = None;
+        let wanted = self.policy.degree(self.load, executed, current);
+        if wanted > current {
+            let remaining = self.unplace(id);
+            let boosted = self.reqs[id].boosted
+                || self
+                    .policy
+                    .boost(wanted, self.classes[1].threads, self.cfg.cores);
+            self.place(id, wanted, boosted, remaining);
+        }
+        self.schedule_check(id);
+    }
+
+    /// Schedules request `id`'s next self-scheduling point where its degree would rise
+    /// under the current load, replacing any scheduled one.
+    fn schedule_check(&mut self, id: usize) {
+        let q = self.cfg.quantum_ms;
+        let r = &self.reqs[id];
+        let Some(executed) = self.policy.next_increase_ms(self.load, r.degree) else {
+            let r = &mut self.reqs[id];
+            if r.next_tick.take().is_some() {
+                r.check_version = r.check_version.wrapping_add(1);
+            }
+            return;
+        };
+        // The first tick k with k * q >= executed, after the last point and not in the past.
+        let mut k = (executed / q).ceil().max(0.0) as u64;
+        while k > 0 && (k - 1) as f64 * q >= executed {
+            k -= 1;
+        }
+        while (k as f64) * q < executed {
+            k += 1;
+        }
+        let elapsed_ticks = ((self.now - r.start) / q).ceil().max(0.0) as u64;
+        let k = k.max(r.last_tick + 1).max(elapsed_ticks);
+        if r.next_tick == Some(k) {
+            return;
+        }
+        let at = r.start + k as f64 * q;
+        let r = &mut self.reqs[id];
+        r.next_tick = Some(k);
+        r.check_version = r.check_version.wrapping_add(1);
+        self.events.push(at, Event::Check(id, r.check_version, k));
+    }
+
+    /// The load changed: requests self-scheduling by a load-indexed table may now need
+    /// their degree raised at other points.
+    fn load_changed(&mut self) {
+        if !self.policy.self_schedules() {
+            return;
+        }
+        let key = match self.policy {
+            Policy::Fm { table, .. } => self.load.clamp(1, table.rows.len()),
+            _ => 0,
+        };
+        if key == self.row_key {
+            return;
+        }
+        self.row_key = key;
+        for i in 0..self.running.len() {
+            let id = self.running[i];
+            self.schedule_check(id);
+        }
+    }
+
+    fn complete(&mut self, t: SimTime, class: usize) {
+        self.advance(t);
+        let Reverse((_, _, id, _)) = self.classes[class].heap.pop().expect("peeked");
+        self.unplace(id);
+        let r = &mut self.reqs[id];
+        r.state = State::Done;
+        r.finish = self.now;
+        r.version = r.version.wrapping_add(1);
+        let slot = r.slot;
+        self.running.swap_remove(slot);
+        if slot < self.running.len() {
+            let moved = self.running[slot];
+            self.reqs[moved].slot = slot;
+        }
+        self.load -= 1;
+        // A worker, or an exit, frees the head of the queue.
+        if let Some(next) = self.queue.pop_front() {
+            self.start(next);
+        }
+        self.load_changed();
+    }
+
+    fn record_trace(&mut self) {
+        let point = TracePoint {
+            time_ms: self.now.ms(),
+            in_system: self.load,
+            running: self.running.len(),
+            threads: self.classes[0].threads + self.classes[1].threads,
+            boosted_threads: self.classes[1].threads,
+        };
+        let same = self.trace.last().is_some_and(|p| {
+            (p.in_system, p.running, p.threads, p.boosted_threads)
+                == (
+                    point.in_system,
+                    point.running,
+                    point.threads,
+                    point.boosted_threads,
+                )
+        });
+        if !same {
+            self.trace.push(point);
+        }
+    }
+
+    fn records(&self) -> Vec<RequestRecord> {
+        self.reqs
+            .iter()
+            .enumerate()
+            .map(|(id, r)| RequestRecord {
+                request: id + 1,
+                arrival_ms: r.arrival.ms(),
+                start_ms: r.start.ms(),
+                finish_ms: r.finish.ms(),
+                work_ms: r.work,
+                max_degree: r.max_degree,
+                mean_degree: if r.finish > r.start {
+                    r.degree_time / (r.finish - r.start)
+                } else {
+                    r.max_degree as f64
+                },
+                boosted: r.boosted,
+            })
+            .collect()
+    }
+}

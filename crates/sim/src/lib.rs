@@ -1,0 +1,39 @@
+//! tailor's discrete-event simulator: a policy on m modelled cores, at any core count.
+//!
+//! # The model
+//!
+//! - **Cores and threads.** m identical cores. Threads share them like Linux's fair
+//!   scheduler: weighted processor sharing by nice weight (nice 0 = 1024, about 1.25x per
+//!   step; `cpu.rs` gives the source). No thread gets more than one core.
+//! - **Requests.** A request has sequential work w and a speedup curve s. With d threads
+//!   that each get a share x of a core it progresses at s(d) * x work-ms per ms and uses
+//!   d * x of CPU, so parallelism with s(d) < d costs CPU, as on real hardware. This is
+//!   the speedup model of the FM paper's Eq. 1 (Haque et al., ASPLOS 2015, §4.1) with the
+//!   cores shared when threads outnumber them.
+//! - **Admission.** First come, first served. Every policy but FM runs requests on a pool
+//!   of worker threads, one per core unless told otherwise, as a server's request
+//!   threads do; a request waits for a free worker. FM has no pool: it admits by its
+//!   interval table (start now, after v0, or when another request leaves).
+//! - **Self-scheduling.** Policies that change degrees (FM, fixed-interval) look at the
+//!   load and the request's executed time every quantum (5 ms by default) from the
+//!   request's start, and only ever raise the degree.
+//! - **Boosting.** FM boosts a request reaching the maximum degree, if the boosted threads
+//!   stay fewer than the cores (FM paper §4.2); boosted threads run at nice -20 by default.
+//! - **Time.** Simulated time has its own type, [`SimTime`]; events that tie run in
+//!   insertion order, and arrivals and demands come from separate seeded streams, so a
+//!   seed repeats a run exactly and every policy sees the same workload.
+//!
+//! Latency runs from the intended arrival to completion, queueing included. The first 5%
+//! of requests are warm-up and are left out of the statistics.
+
+mod config;
+mod cpu;
+mod engine;
+mod queue;
+mod report;
+mod time;
+
+pub use config::{SimConfig, SimError};
+pub use engine::simulate;
+pub use report::{write_records, write_trace, RequestRecord, SimOutput, TracePoint};
+pub use time::SimTime;

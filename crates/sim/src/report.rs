@@ -1,0 +1,145 @@
+//! What a run produces: the run summary, per-request records and the thread trace.
+
+use std::io::{self, Write};
+
+use tailor_core::{LatencyRecorder, RunSummary};
+
+use crate::config::SimConfig;
+use crate::engine::Engine;
+
+/// Everything a simulation produces.
+#[derive(Debug, Clone)]
+pub struct SimOutput {
+    /// The run summary (shared/spec/formats.md).
+    pub summary: RunSummary,
+    /// One record per request, in arrival order (warm-up included).
+    pub records: Vec<RequestRecord>,
+    /// Requests and threads over time, when the run asked for a trace.
+    pub trace: Vec<TracePoint>,
+}
+
+/// One request's history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestRecord {
+    /// 1-based arrival order.
+    pub request: usize,
+    /// Intended arrival time.
+    pub arrival_ms: f64,
+    /// When it started executing.
+    pub start_ms: f64,
+    /// When it finished.
+    pub finish_ms: f64,
+    /// Its sequential work.
+    pub work_ms: f64,
+    /// The highest degree it ran at.
+    pub max_degree: usize,
+    /// Its degree averaged over its execution time.
+    pub mean_degree: f64,
+    /// Whether its threads were boosted.
+    pub boosted: bool,
+}
+
+/// The system's state from `time_ms` until the next point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TracePoint {
+    /// When the state began.
+    pub time_ms: f64,
+    /// Requests in the system (waiting or running).
+    pub in_system: usize,
+    /// Requests running.
+    pub running: usize,
+    /// Threads serving requests.
+    pub threads: usize,
+    /// Of those, boosted threads.
+    pub boosted_threads: usize,
+}
+
+/// Writes per-request records as CSV (shared/spec/formats.md, extra columns after).
+pub fn write_records(records: &[RequestRecord], mut out: impl Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "request,arrival_ms,start_ms,finish_ms,work_ms,max_degree,latency_ms,mean_degree,boosted"
+    )?;
+    for r in records {
+        writeln!(
+            out,
+            "{},{:.6},{:.6},{:.6},{:.6},{},{:.6},{:.4},{}",
+            r.request,
+            r.arrival_ms,
+            r.start_ms,
+            r.finish_ms,
+            r.work_ms,
+            r.max_degree,
+            r.finish_ms - r.arrival_ms,
+            r.mean_degree,
+            r.boosted
+        )?;
+    }
+    Ok(())
+}
+
+/// Writes the trace as CSV, one row per change.
+pub fn write_trace(trace: &[TracePoint], mut out: impl Write) -> io::Result<()> {
+    writeln!(out, "time_ms,in_system,running,threads,boosted_threads")?;
+    for p in trace {
+        writeln!(
+            out,
+            "{:.6},{},{},{},{}",
+            p.time_ms, p.in_system, p.running, p.threads, p.boosted_threads
+        )?;
+    }
+    Ok(())
+}
+
+pub(crate) fn summarize(
+    cfg: &SimConfig,
+    engine: &Engine<'_>,
+    records: &[RequestRecord],
+    latency: &LatencyRecorder,
+) -> RunSummary {
+    let measured = &records[cfg.warmup_count()..];
+    let end = records.iter().map(|r| r.finish_ms).fold(0.0, f64::max);
+    let mean_degree_of = |rs: &[&RequestRecord]| {
+        if rs.is_empty() {
+            0.0
+        } else {
+            rs.iter().map(|r| r.mean_degree).sum::<f64>() / rs.len() as f64
+        }
+    };
+    let mut by_work: Vec<&RequestRecord> = measured.iter().collect();
+    by_work.sort_by(|a, b| a.work_ms.total_cmp(&b.work_ms));
+    let five = (by_work.len() / 20).max(1);
+    let top_degree = cfg.policy.max_degree().max(1);
+    let mut distribution = vec![0.0; top_degree];
+    for r in measured {
+        distribution[r.max_degree.clamp(1, top_degree) - 1] += 1.0 / measured.len() as f64;
+    }
+    RunSummary {
+        engine: "sim".into(),
+        policy: cfg.policy.name(),
+        cores: cfg.cores,
+        rps: cfg.rps,
+        requests: records.len(),
+        completed: records.len(),
+        rejected: 0,
+        latency_ms: latency.stats(),
+        target_ms: cfg.target_ms,
+        miss_ratio: cfg.target_ms.map(|t| latency.miss_ratio(t)),
+        cpu_utilization: if end > 0.0 {
+            engine.cpu_time / (cfg.cores as f64 * end)
+        } else {
+            0.0
+        },
+        mean_threads: if end > 0.0 {
+            engine.thread_time / end
+        } else {
+            0.0
+        },
+        mean_degree: mean_degree_of(&by_work),
+        warmup: cfg.warmup_count(),
+        mean_degree_shortest_5pct: mean_degree_of(&by_work[..five]),
+        mean_degree_longest_5pct: mean_degree_of(&by_work[by_work.len() - five..]),
+        degree_distribution: distribution,
+        seed: cfg.seed,
+    }
+}
