@@ -2,6 +2,7 @@
 
 mod plan;
 mod profile;
+mod simulate;
 
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -27,6 +28,8 @@ enum Command {
     /// Generate or describe demand profiles.
     #[command(subcommand)]
     Profile(profile::ProfileCommand),
+    /// Simulate policies on m modelled cores: one run, or a sweep over policies and loads.
+    Simulate(simulate::SimulateArgs),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +37,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Plan(cmd) => plan::run(cmd),
         Command::Profile(cmd) => profile::run(cmd),
+        Command::Simulate(args) => simulate::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,4 +1,4 @@
-//! `tailor plan`: the offline planners (FM interval table, Adaptive degree table).
+//! `tailor plan`: the offline planners (FM interval table, Adaptive table, RC threshold).
 
 use std::io::{self, Write};
 use std::sync::Mutex;
@@ -6,10 +6,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
-use tailor_core::{AdaptiveTable, DemandProfile, IntervalRow, IntervalTable};
-use tailor_plan::{
-    binned_problem, plan_adaptive, plan_fm, plan_fm_exhaustive, AdaptiveParams, FmParams, FmProblem,
+use tailor_core::{
+    seeded_rng, AdaptiveTable, Arrivals, Demand, DemandModel, DemandProfile, IntervalRow,
+    IntervalTable, Policy, Speedup,
 };
+use tailor_plan::{
+    binned_problem, plan_adaptive, plan_fm, plan_fm_exhaustive, plan_rc, AdaptiveParams, FmParams,
+    FmProblem,
+};
+use tailor_sim::{simulate, SimConfig};
 
 use crate::{interactive, write_output, PathArg};
 
@@ -23,6 +28,41 @@ pub(crate) enum PlanCommand {
     /// profile's work-weighted average speedup and P the target parallelism: a
     /// reconstruction of Jeon et al.'s rule, documented in crates/plan/src/adaptive.rs.
     Adaptive(AdaptiveArgs),
+    /// Find the Request Clairvoyant threshold and degree with the least p99 at one load,
+    /// by simulation (FM paper §5: RC parallelizes requests whose work it knows exceeds a
+    /// threshold).
+    Rc(RcArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RcArgs {
+    /// DEMAND, e.g. shape:lucene or profile:PATH.
+    #[arg(long)]
+    demand: String,
+    /// SPEEDUP (default: each request's own for profiles and shapes, linear otherwise).
+    #[arg(long)]
+    speedup: Option<String>,
+    /// Cores to simulate.
+    #[arg(long)]
+    cores: String,
+    /// The load, requests per second.
+    #[arg(long)]
+    rps: f64,
+    /// The highest degree to try for long requests (degrees 2..=N are tried).
+    #[arg(long)]
+    max_degree: usize,
+    /// ARRIVALS for the simulations.
+    #[arg(long, default_value = "poisson")]
+    arrivals: String,
+    /// Requests per simulation (at least 10,000 measured are needed for a p99).
+    #[arg(long, default_value_t = 20_000)]
+    requests: usize,
+    /// Seed shared by every candidate's simulation.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Write the plan (JSON) here instead of stdout.
+    #[arg(long)]
+    out: Option<PathArg>,
 }
 
 /// How a table is printed.
@@ -113,6 +153,7 @@ pub(crate) fn run(cmd: PlanCommand) -> anyhow::Result<()> {
     match cmd {
         PlanCommand::Fm(args) => fm(args),
         PlanCommand::Adaptive(args) => adaptive(args),
+        PlanCommand::Rc(args) => rc(args),
     }
 }
 
@@ -350,4 +391,54 @@ mod tests {
         );
         assert_eq!(schedule_pairs(&row(&[5.0], false)), "(5, d1)");
     }
+}
+
+fn rc(args: RcArgs) -> anyhow::Result<()> {
+    let cores = crate::simulate::parse_cores(&args.cores)?;
+    let demand = Demand::parse(&args.demand)?;
+    let speedup = args.speedup.as_deref().map(Speedup::parse).transpose()?;
+    let demand = DemandModel::new(demand, speedup)?;
+    let arrivals = Arrivals::parse(&args.arrivals)?;
+    anyhow::ensure!(
+        args.max_degree >= 2,
+        "--max-degree: RC needs a degree of at least 2"
+    );
+    let config = |threshold_ms: f64, degree: usize| {
+        SimConfig::new(
+            cores,
+            Policy::Rc {
+                threshold_ms,
+                degree,
+            },
+            demand.clone(),
+            arrivals.clone(),
+            args.rps,
+            args.requests,
+            args.seed,
+        )
+    };
+    // Refuse bad settings once, before the search.
+    config(0.0, args.max_degree).validate()?;
+    let works: Vec<f64> = demand
+        .sample_many(args.requests, &mut seeded_rng(args.seed))
+        .iter()
+        .map(|r| r.work_ms)
+        .collect();
+    let started = Instant::now();
+    let plan = plan_rc(&works, args.max_degree, |t, d| {
+        simulate(&config(t, d)).map_or(f64::INFINITY, |o| o.summary.latency_ms.p99)
+    })
+    .context("no candidates to try")?;
+    eprintln!(
+        "tried {} settings in {:.1} s: {} gives p99 {:.1} ms at {} rps",
+        plan.candidates.len(),
+        started.elapsed().as_secs_f64(),
+        plan.policy,
+        plan.p99_ms,
+        args.rps
+    );
+    write_output(args.out.as_deref(), |w| {
+        serde_json::to_writer_pretty(&mut *w, &plan)?;
+        writeln!(w)
+    })
 }

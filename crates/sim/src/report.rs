@@ -110,10 +110,14 @@ pub(crate) fn summarize(
     by_work.sort_by(|a, b| a.work_ms.total_cmp(&b.work_ms));
     let five = (by_work.len() / 20).max(1);
     let top_degree = cfg.policy.max_degree().max(1);
-    let mut distribution = vec![0.0; top_degree];
+    let mut counts = vec![0usize; top_degree];
     for r in measured {
-        distribution[r.max_degree.clamp(1, top_degree) - 1] += 1.0 / measured.len() as f64;
+        counts[r.max_degree.clamp(1, top_degree) - 1] += 1;
     }
+    let distribution = counts
+        .iter()
+        .map(|c| *c as f64 / measured.len() as f64)
+        .collect();
     RunSummary {
         engine: "sim".into(),
         policy: cfg.policy.name(),

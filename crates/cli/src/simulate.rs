@@ -1,0 +1,263 @@
+//! `tailor simulate`: one simulated run, or a sweep of policies x loads.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use anyhow::{bail, Context};
+use clap::{Args, ValueEnum};
+use rayon::prelude::*;
+use tailor_core::{Arrivals, Demand, DemandModel, Policy, RunSummary, Speedup, Tables};
+use tailor_sim::{simulate, write_records, write_trace, SimConfig};
+
+use crate::{interactive, write_output, PathArg};
+
+/// How results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SummaryFormat {
+    /// A table for people (the default for sweeps).
+    Table,
+    /// One run summary JSON per line (the default for a single run).
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SimulateArgs {
+    /// M identical cores, or COUNT@SPEED,... (only speed 1 is simulated so far).
+    #[arg(long)]
+    cores: String,
+    /// POLICY: seq, fix:N, fix:N:gate=K, interval:D_MS:N, adaptive, rc:THRESHOLD_MS:N,
+    /// fm, fm:noboost. Repeat for a sweep.
+    #[arg(long = "policy", required = true)]
+    policies: Vec<String>,
+    /// DEMAND: exp:MEAN, const:MS, lognormal:MEAN:SD, profile:PATH, distribution:PATH,
+    /// shape:bing, shape:lucene, shape:finance.
+    #[arg(long)]
+    demand: String,
+    /// SPEEDUP: linear, amdahl:F, table:S1,S2,..., profile (default: each request's own
+    /// for profiles and shapes, linear otherwise).
+    #[arg(long)]
+    speedup: Option<String>,
+    /// ARRIVALS: poisson, lognormal:SD_MS, trace:PATH, phases:RPS*COUNT,...
+    #[arg(long)]
+    arrivals: String,
+    /// Requests per second, or A:B:STEP for a sweep from A to B.
+    #[arg(long)]
+    rps: String,
+    /// Requests per run (phases fix their own count).
+    #[arg(long)]
+    requests: usize,
+    /// Random seed: the same seed gives every policy the same arrivals and demands.
+    #[arg(long)]
+    seed: u64,
+    /// Table files for fm (from `tailor plan fm`) and adaptive (`tailor plan adaptive`);
+    /// repeat to give both.
+    #[arg(long = "table")]
+    tables: Vec<PathArg>,
+    /// Self-scheduling quantum in ms.
+    #[arg(long, default_value_t = 5.0)]
+    quantum_ms: f64,
+    /// Latency target in ms: the summary adds the fraction of requests above it.
+    #[arg(long)]
+    target_ms: Option<f64>,
+    /// Requests left out of the statistics at the start (default: 5%).
+    #[arg(long)]
+    warmup: Option<usize>,
+    /// Worker threads for policies with a pool, all but FM (default: one per core).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// Nice value of FM's boosted threads (ordinary threads run at nice 0).
+    #[arg(long, default_value_t = -20, allow_hyphen_values = true)]
+    boost_nice: i32,
+    /// Write per-request records (CSV) of a single run here.
+    #[arg(long)]
+    records: Option<PathArg>,
+    /// Write requests and threads over time (CSV) of a single run here.
+    #[arg(long)]
+    trace: Option<PathArg>,
+    /// Output format (default: json for a single run, table for a sweep).
+    #[arg(long, value_enum)]
+    format: Option<SummaryFormat>,
+}
+
+/// Parses `--cores`: M, or COUNT@SPEED,... with every speed 1 for now.
+pub(crate) fn parse_cores(text: &str) -> anyhow::Result<usize> {
+    if let Ok(m) = text.parse::<usize>() {
+        anyhow::ensure!(m >= 1, "--cores: must be at least 1");
+        return Ok(m);
+    }
+    let mut total = 0usize;
+    for group in text.split(',') {
+        let (count, speed) = group
+            .split_once('@')
+            .with_context(|| format!("--cores: {group:?} is neither M nor COUNT@SPEED"))?;
+        let count: usize = count
+            .parse()
+            .ok()
+            .filter(|c| *c >= 1)
+            .with_context(|| format!("--cores: count {count:?} must be a whole number >= 1"))?;
+        let speed: f64 = speed
+            .parse()
+            .ok()
+            .filter(|s: &f64| s.is_finite() && *s > 0.0)
+            .with_context(|| format!("--cores: speed {speed:?} must be a positive number"))?;
+        if speed != 1.0 {
+            bail!(
+                "--cores: core speed {speed} is not simulated yet; heterogeneous cores arrive \
+                 with Adaptive Slow-to-Fast. Use speed 1"
+            );
+        }
+        total += count;
+    }
+    Ok(total)
+}
+
+/// Parses `--rps`: R, or A:B:STEP (inclusive of B, within rounding).
+pub(crate) fn parse_rps(text: &str) -> anyhow::Result<Vec<f64>> {
+    let number = |t: &str| -> anyhow::Result<f64> {
+        t.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .with_context(|| format!("--rps: {t:?} must be a positive number"))
+    };
+    let parts: Vec<&str> = text.split(':').collect();
+    match parts.as_slice() {
+        [r] => Ok(vec![number(r)?]),
+        [a, b, step] => {
+            let (a, b, step) = (number(a)?, number(b)?, number(step)?);
+            anyhow::ensure!(a <= b, "--rps: the sweep's start {a} is above its end {b}");
+            let n = ((b - a) / step + 1e-9).floor() as usize + 1;
+            anyhow::ensure!(n <= 10_000, "--rps: {n} loads is too many for one sweep");
+            Ok((0..n).map(|i| a + i as f64 * step).collect())
+        }
+        _ => bail!("--rps: expected R or A:B:STEP, found {text:?}"),
+    }
+}
+
+pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
+    let cores = parse_cores(&args.cores)?;
+    let rps_list = parse_rps(&args.rps)?;
+    let tables = Tables::read(&args.tables)?;
+    let policies = args
+        .policies
+        .iter()
+        .map(|p| Policy::parse(p, &tables))
+        .collect::<Result<Vec<_>, _>>()?;
+    let demand = Demand::parse(&args.demand)?;
+    let speedup = args.speedup.as_deref().map(Speedup::parse).transpose()?;
+    let demand = DemandModel::new(demand, speedup)?;
+    let arrivals = Arrivals::parse(&args.arrivals)?;
+    let configs: Vec<SimConfig> = policies
+        .iter()
+        .flat_map(|policy| {
+            rps_list.iter().map(|&rps| {
+                let mut cfg = SimConfig::new(
+                    cores,
+                    policy.clone(),
+                    demand.clone(),
+                    arrivals.clone(),
+                    rps,
+                    args.requests,
+                    args.seed,
+                );
+                cfg.quantum_ms = args.quantum_ms;
+                cfg.target_ms = args.target_ms;
+                cfg.warmup = args.warmup;
+                cfg.workers = args.workers;
+                cfg.boost_nice = args.boost_nice;
+                cfg.trace = args.trace.is_some();
+                cfg
+            })
+        })
+        .collect();
+    for cfg in &configs {
+        cfg.validate()
+            .with_context(|| format!("{} at {} rps", cfg.policy.name(), cfg.rps))?;
+    }
+    let single = configs.len() == 1;
+    if !single && (args.records.is_some() || args.trace.is_some()) {
+        bail!("--records and --trace need a single run: one --policy and one --rps");
+    }
+    let format = args.format.unwrap_or(if single {
+        SummaryFormat::Json
+    } else {
+        SummaryFormat::Table
+    });
+
+    let done = AtomicUsize::new(0);
+    let show = interactive() && !single;
+    let outputs = configs
+        .par_iter()
+        .map(|cfg| {
+            let out = simulate(cfg);
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            if show {
+                eprint!("\rsimulated {n} of {} runs", configs.len());
+            }
+            out
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if show {
+        eprintln!();
+    }
+    if let Some(path) = &args.records {
+        write_output(Some(path.as_path()), |w| {
+            write_records(&outputs[0].records, w)
+        })?;
+    }
+    if let Some(path) = &args.trace {
+        write_output(Some(path.as_path()), |w| write_trace(&outputs[0].trace, w))?;
+    }
+    let summaries: Vec<RunSummary> = outputs.into_iter().map(|o| o.summary).collect();
+    write_output(None, |w| match format {
+        SummaryFormat::Json => {
+            for s in &summaries {
+                serde_json::to_writer(&mut *w, s)?;
+                writeln!(w)?;
+            }
+            Ok(())
+        }
+        SummaryFormat::Table => print_sweep(&summaries, &rps_list, w),
+    })
+}
+
+/// The policy x load table of p99 and mean latency.
+pub(crate) fn print_sweep(
+    summaries: &[RunSummary],
+    rps_list: &[f64],
+    w: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut policies: Vec<&str> = Vec::new();
+    for s in summaries {
+        if !policies.contains(&s.policy.as_str()) {
+            policies.push(&s.policy);
+        }
+    }
+    let width = policies.iter().map(|p| p.len()).max().unwrap_or(6).max(6);
+    for (title, pick) in [
+        (
+            "p99 latency (ms)",
+            (|s: &RunSummary| s.latency_ms.p99) as fn(&RunSummary) -> f64,
+        ),
+        ("mean latency (ms)", |s| s.latency_ms.mean),
+    ] {
+        writeln!(w, "{title}")?;
+        write!(w, "{:>8}", "rps")?;
+        for p in &policies {
+            write!(w, "  {p:>width$}")?;
+        }
+        writeln!(w)?;
+        for &rps in rps_list {
+            write!(w, "{rps:>8.1}")?;
+            for p in &policies {
+                let cell = summaries
+                    .iter()
+                    .find(|s| s.policy == *p && s.rps == rps)
+                    .map_or(f64::NAN, pick);
+                write!(w, "  {cell:>width$.1}")?;
+            }
+            writeln!(w)?;
+        }
+        writeln!(w)?;
+    }
+    Ok(())
+}
