@@ -359,40 +359,6 @@ fn print_adaptive_table(table: &AdaptiveTable, w: &mut dyn Write) -> io::Result<
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn row(v: &[f64], admit_on_exit: bool) -> IntervalRow {
-        IntervalRow {
-            load: 1,
-            intervals_ms: v.to_vec(),
-            admit_on_exit,
-            tail_ms: 0.0,
-            mean_ms: 0.0,
-            parallelism: 0.0,
-        }
-    }
-
-    #[test]
-    fn pairs_follow_the_papers_notation() {
-        assert_eq!(schedule_pairs(&row(&[0.0, 0.0, 0.0], false)), "(0, d3)");
-        assert_eq!(
-            schedule_pairs(&row(&[0.0, 50.0, 0.0], false)),
-            "(0, d1) (50, d3)"
-        );
-        assert_eq!(
-            schedule_pairs(&row(&[150.0, 50.0, 50.0], true)),
-            "(e1, d1) (50, d2) (100, d3)"
-        );
-        assert_eq!(
-            schedule_pairs(&row(&[5.0, 0.0, 20.0], false)),
-            "(5, d2) (20, d3)"
-        );
-        assert_eq!(schedule_pairs(&row(&[5.0], false)), "(5, d1)");
-    }
-}
-
 fn rc(args: RcArgs) -> anyhow::Result<()> {
     let cores = crate::simulate::parse_cores(&args.cores)?;
     let demand = Demand::parse(&args.demand)?;
@@ -441,4 +407,38 @@ fn rc(args: RcArgs) -> anyhow::Result<()> {
         serde_json::to_writer_pretty(&mut *w, &plan)?;
         writeln!(w)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(v: &[f64], admit_on_exit: bool) -> IntervalRow {
+        IntervalRow {
+            load: 1,
+            intervals_ms: v.to_vec(),
+            admit_on_exit,
+            tail_ms: 0.0,
+            mean_ms: 0.0,
+            parallelism: 0.0,
+        }
+    }
+
+    #[test]
+    fn pairs_follow_the_papers_notation() {
+        assert_eq!(schedule_pairs(&row(&[0.0, 0.0, 0.0], false)), "(0, d3)");
+        assert_eq!(
+            schedule_pairs(&row(&[0.0, 50.0, 0.0], false)),
+            "(0, d1) (50, d3)"
+        );
+        assert_eq!(
+            schedule_pairs(&row(&[150.0, 50.0, 50.0], true)),
+            "(e1, d1) (50, d2) (100, d3)"
+        );
+        assert_eq!(
+            schedule_pairs(&row(&[5.0, 0.0, 20.0], false)),
+            "(5, d2) (20, d3)"
+        );
+        assert_eq!(schedule_pairs(&row(&[5.0], false)), "(5, d1)");
+    }
 }
