@@ -49,6 +49,10 @@ pub(crate) struct SimulateArgs {
     /// Random seed: the same seed gives every policy the same arrivals and demands.
     #[arg(long)]
     seed: u64,
+    /// Run each policy and load with seeds SEED, SEED+1, ..., SEED+N-1; the table shows
+    /// the median over them.
+    #[arg(long, default_value_t = 1)]
+    seeds: u64,
     /// Table files for fm (from `tailor plan fm`) and adaptive (`tailor plan adaptive`);
     /// repeat to give both.
     #[arg(long = "table")]
@@ -146,10 +150,12 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let speedup = args.speedup.as_deref().map(Speedup::parse).transpose()?;
     let demand = DemandModel::new(demand, speedup)?;
     let arrivals = Arrivals::parse(&args.arrivals)?;
-    let configs: Vec<SimConfig> = policies
-        .iter()
-        .flat_map(|policy| {
-            rps_list.iter().map(|&rps| {
+    anyhow::ensure!(args.seeds >= 1, "--seeds: must be at least 1");
+    let seeds: Vec<u64> = (0..args.seeds).map(|i| args.seed.wrapping_add(i)).collect();
+    let mut configs: Vec<SimConfig> = Vec::new();
+    for policy in &policies {
+        for &rps in &rps_list {
+            for &seed in &seeds {
                 let mut cfg = SimConfig::new(
                     cores,
                     policy.clone(),
@@ -157,7 +163,7 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
                     arrivals.clone(),
                     rps,
                     args.requests,
-                    args.seed,
+                    seed,
                 );
                 cfg.quantum_ms = args.quantum_ms;
                 cfg.target_ms = args.target_ms;
@@ -165,17 +171,17 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
                 cfg.workers = args.workers;
                 cfg.boost_nice = args.boost_nice;
                 cfg.trace = args.trace.is_some();
-                cfg
-            })
-        })
-        .collect();
+                configs.push(cfg);
+            }
+        }
+    }
     for cfg in &configs {
         cfg.validate()
             .with_context(|| format!("{} at {} rps", cfg.policy.name(), cfg.rps))?;
     }
     let single = configs.len() == 1;
     if !single && (args.records.is_some() || args.trace.is_some()) {
-        bail!("--records and --trace need a single run: one --policy and one --rps");
+        bail!("--records and --trace need a single run: one --policy, --rps and seed");
     }
     let format = args.format.unwrap_or(if single {
         SummaryFormat::Json
@@ -216,14 +222,15 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        SummaryFormat::Table => print_sweep(&summaries, &rps_list, w),
+        SummaryFormat::Table => print_sweep(&summaries, &rps_list, seeds.len(), w),
     })
 }
 
-/// The policy x load table of p99 and mean latency.
+/// The policy x load table of p99 and mean latency, each the median over the seeds.
 pub(crate) fn print_sweep(
     summaries: &[RunSummary],
     rps_list: &[f64],
+    seeds: usize,
     w: &mut dyn Write,
 ) -> std::io::Result<()> {
     let mut policies: Vec<&str> = Vec::new();
@@ -240,7 +247,11 @@ pub(crate) fn print_sweep(
         ),
         ("mean latency (ms)", |s| s.latency_ms.mean),
     ] {
-        writeln!(w, "{title}")?;
+        if seeds > 1 {
+            writeln!(w, "{title}, median of {seeds} seeds")?;
+        } else {
+            writeln!(w, "{title}")?;
+        }
         write!(w, "{:>8}", "rps")?;
         for p in &policies {
             write!(w, "  {p:>width$}")?;
@@ -249,10 +260,13 @@ pub(crate) fn print_sweep(
         for &rps in rps_list {
             write!(w, "{rps:>8.1}")?;
             for p in &policies {
-                let cell = summaries
-                    .iter()
-                    .find(|s| s.policy == *p && s.rps == rps)
-                    .map_or(f64::NAN, pick);
+                let cell = median(
+                    summaries
+                        .iter()
+                        .filter(|s| s.policy == *p && s.rps == rps)
+                        .map(pick)
+                        .collect(),
+                );
                 write!(w, "  {cell:>width$.1}")?;
             }
             writeln!(w)?;
@@ -260,4 +274,18 @@ pub(crate) fn print_sweep(
         writeln!(w)?;
     }
     Ok(())
+}
+
+/// The median (the mean of the middle two for an even count); NaN for none.
+fn median(mut values: Vec<f64>) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
 }

@@ -156,6 +156,36 @@ pub struct RunSummary {
     pub degree_distribution: Vec<f64>,
     /// The random seed.
     pub seed: u64,
+    /// For phased arrivals: each phase's latencies (warm-up included).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseStats>,
+}
+
+/// One load phase's latencies, for `phases:` arrivals (the FM paper's load-variation
+/// run, §6.2 and Fig. 11, reports the p99 of the last 100 requests of each phase).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseStats {
+    /// The phase's arrival rate.
+    pub rps: f64,
+    /// Requests in the phase.
+    pub requests: usize,
+    /// Mean latency of the phase's requests, in ms.
+    pub mean_ms: f64,
+    /// The ceil(0.99 n)-th smallest latency of the phase's n requests, in ms.
+    pub p99_ms: f64,
+    /// The same over the phase's last 100 requests (or all, if fewer).
+    pub p99_last_100_ms: f64,
+}
+
+/// The ceil(q n)-th smallest of `values` (exact, no histogram); 0 for none.
+pub fn exact_quantile(values: &[f64], q: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let k = ((q * sorted.len() as f64 - 1e-9).ceil() as usize).clamp(1, sorted.len());
+    sorted[k - 1]
 }
 
 #[cfg(test)]
@@ -175,6 +205,15 @@ mod tests {
         assert_eq!(s.max, 1000.0);
         assert!((r.miss_ratio(900.0) - 0.1).abs() < 2e-3);
         assert_eq!(r.miss_ratio(2000.0), 0.0);
+    }
+
+    #[test]
+    fn exact_quantiles_count_ranks() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(exact_quantile(&v, 0.99), 99.0);
+        assert_eq!(exact_quantile(&v, 1.0), 100.0);
+        assert_eq!(exact_quantile(&v[..10], 0.99), 10.0);
+        assert_eq!(exact_quantile(&[], 0.5), 0.0);
     }
 
     #[test]

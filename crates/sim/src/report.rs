@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use tailor_core::{LatencyRecorder, RunSummary};
+use tailor_core::{exact_quantile, Arrivals, LatencyRecorder, PhaseStats, RunSummary};
 
 use crate::config::SimConfig;
 use crate::engine::Engine;
@@ -99,16 +99,26 @@ pub(crate) fn summarize(
 ) -> RunSummary {
     let measured = &records[cfg.warmup_count()..];
     let end = records.iter().map(|r| r.finish_ms).fold(0.0, f64::max);
-    let mean_degree_of = |rs: &[&RequestRecord]| {
+    // (work, mean degree) of the measured requests; the shortest and longest 5% by work
+    // are found by selection, not a full sort.
+    let mut by_work: Vec<(f64, f64)> = measured
+        .iter()
+        .map(|r| (r.work_ms, r.mean_degree))
+        .collect();
+    let mean_degree_of = |rs: &[(f64, f64)]| {
         if rs.is_empty() {
             0.0
         } else {
-            rs.iter().map(|r| r.mean_degree).sum::<f64>() / rs.len() as f64
+            rs.iter().map(|r| r.1).sum::<f64>() / rs.len() as f64
         }
     };
-    let mut by_work: Vec<&RequestRecord> = measured.iter().collect();
-    by_work.sort_by(|a, b| a.work_ms.total_cmp(&b.work_ms));
+    let all = mean_degree_of(&by_work);
     let five = (by_work.len() / 20).max(1);
+    by_work.select_nth_unstable_by(five - 1, |a, b| a.0.total_cmp(&b.0));
+    let shortest = mean_degree_of(&by_work[..five]);
+    let at = by_work.len() - five;
+    by_work.select_nth_unstable_by(at, |a, b| a.0.total_cmp(&b.0));
+    let longest = mean_degree_of(&by_work[at..]);
     let top_degree = cfg.policy.max_degree().max(1);
     let mut counts = vec![0usize; top_degree];
     for r in measured {
@@ -139,11 +149,38 @@ pub(crate) fn summarize(
         } else {
             0.0
         },
-        mean_degree: mean_degree_of(&by_work),
+        mean_degree: all,
         warmup: cfg.warmup_count(),
-        mean_degree_shortest_5pct: mean_degree_of(&by_work[..five]),
-        mean_degree_longest_5pct: mean_degree_of(&by_work[by_work.len() - five..]),
+        mean_degree_shortest_5pct: shortest,
+        mean_degree_longest_5pct: longest,
         degree_distribution: distribution,
         seed: cfg.seed,
+        phases: phase_stats(cfg, records),
     }
+}
+
+/// Per-phase latencies for `phases:` arrivals; empty otherwise.
+fn phase_stats(cfg: &SimConfig, records: &[RequestRecord]) -> Vec<PhaseStats> {
+    let Arrivals::Phases(phases) = &cfg.arrivals else {
+        return Vec::new();
+    };
+    let mut start = 0;
+    phases
+        .iter()
+        .map(|p| {
+            let latencies: Vec<f64> = records[start..start + p.count]
+                .iter()
+                .map(|r| r.finish_ms - r.arrival_ms)
+                .collect();
+            start += p.count;
+            let last = &latencies[latencies.len().saturating_sub(100)..];
+            PhaseStats {
+                rps: p.rps,
+                requests: p.count,
+                mean_ms: latencies.iter().sum::<f64>() / latencies.len() as f64,
+                p99_ms: exact_quantile(&latencies, 0.99),
+                p99_last_100_ms: exact_quantile(last, 0.99),
+            }
+        })
+        .collect()
 }
