@@ -251,3 +251,166 @@ fn profile_generate_rejects_a_bad_demand() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("shape:nope"), "{}", stderr(&out));
 }
+
+// ---------------------------------------------------------------------------------------
+// simulate
+// ---------------------------------------------------------------------------------------
+
+/// `tailor simulate` on 4 cores with exponential 10 ms work at 200 rps, unless `extra`
+/// gives `--cores` or `--rps` itself; `extra` starts with the policy.
+fn sim(extra: &[&str]) -> Output {
+    let mut args = vec![
+        "simulate",
+        "--demand",
+        "exp:10",
+        "--arrivals",
+        "poisson",
+        "--requests",
+        "4000",
+        "--seed",
+        "7",
+        "--policy",
+    ];
+    args.extend(extra);
+    for (flag, default) in [("--cores", "4"), ("--rps", "200")] {
+        if !extra.contains(&flag) {
+            args.extend([flag, default]);
+        }
+    }
+    tailor(&args)
+}
+
+#[test]
+fn simulate_prints_one_run_summary_with_the_spec_fields() {
+    let out = sim(&["seq", "--target-ms", "30"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 1);
+    let s: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for field in [
+        "engine",
+        "policy",
+        "cores",
+        "rps",
+        "requests",
+        "completed",
+        "rejected",
+        "latency_ms",
+        "target_ms",
+        "miss_ratio",
+        "cpu_utilization",
+        "mean_threads",
+        "mean_degree",
+    ] {
+        assert!(s.get(field).is_some(), "missing {field}");
+    }
+    for field in ["mean", "p50", "p90", "p99", "p999", "max"] {
+        assert!(s["latency_ms"][field].as_f64().unwrap() > 0.0, "{field}");
+    }
+    assert_eq!(s["engine"], "sim");
+    assert_eq!(s["completed"], 4000);
+    assert_eq!(s["target_ms"], 30.0);
+    assert!(s["miss_ratio"].as_f64().unwrap() > 0.0);
+    // Same seed, same run.
+    assert_eq!(stdout(&sim(&["seq", "--target-ms", "30"])), text);
+}
+
+#[test]
+fn simulate_sweeps_policies_and_loads() {
+    let out = sim(&["seq", "--policy", "fix:2", "--rps", "100:300:100"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("p99 latency (ms)"), "{text}");
+    assert!(text.contains("fix:2"));
+    assert!(text.contains("300.0"));
+    let out = sim(&[
+        "seq",
+        "--policy",
+        "fix:2",
+        "--rps",
+        "100:300:100",
+        "--format",
+        "json",
+    ]);
+    let lines: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 6);
+    assert!(lines
+        .iter()
+        .any(|s| s["policy"] == "fix:2" && s["rps"] == 300.0));
+}
+
+#[test]
+fn simulate_writes_records_and_trace() {
+    let dir = scratch("sim-files");
+    let records = dir.join("r.csv");
+    let trace = dir.join("t.csv");
+    let out = sim(&[
+        "fix:2",
+        "--records",
+        records.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = std::fs::read_to_string(&records).unwrap();
+    assert!(r.starts_with("request,arrival_ms,start_ms,finish_ms,work_ms,max_degree"));
+    assert_eq!(r.lines().count(), 4001);
+    let t = std::fs::read_to_string(&trace).unwrap();
+    assert!(t.starts_with("time_ms,in_system,running,threads"));
+    assert!(t.lines().count() > 100);
+}
+
+#[test]
+fn simulate_refuses_bad_arguments_naming_them() {
+    for (extra, needle) in [
+        (vec!["lifo"], "policy \"lifo\""),
+        (vec!["seq", "--rps", "0"], "--rps"),
+        (vec!["seq", "--rps", "900"], "overload"),
+        (vec!["seq", "--cores", "0"], "--cores"),
+        (vec!["seq", "--cores", "2@1.5"], "speed 1.5"),
+        (vec!["fm"], "--table"),
+        (
+            vec!["seq", "--policy", "fix:2", "--records", "x.csv"],
+            "single run",
+        ),
+        (
+            vec!["fix:5", "--speedup", "table:1,1.5"],
+            "known only up to degree 2",
+        ),
+    ] {
+        let out = sim(&extra);
+        assert!(!out.status.success(), "{extra:?} succeeded");
+        let msg = stderr(&out);
+        assert!(msg.contains(needle), "{extra:?}: {msg}");
+        assert!(!msg.contains("panicked"), "{msg}");
+    }
+}
+
+#[test]
+fn plan_rc_finds_a_threshold_by_simulation() {
+    let out = tailor(&[
+        "plan",
+        "rc",
+        "--demand",
+        "exp:10",
+        "--cores",
+        "4",
+        "--rps",
+        "200",
+        "--max-degree",
+        "2",
+        "--requests",
+        "4000",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(plan["kind"], "rc-threshold");
+    assert_eq!(plan["degree"], 2);
+    let policy = plan["policy"].as_str().unwrap();
+    assert!(policy.starts_with("rc:"), "{policy}");
+    // The plan's policy runs as is.
+    assert!(sim(&[policy]).status.success());
+}
