@@ -171,6 +171,7 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
                 cfg.workers = args.workers;
                 cfg.boost_nice = args.boost_nice;
                 cfg.trace = args.trace.is_some();
+                cfg.records = args.records.is_some();
                 configs.push(cfg);
             }
         }

@@ -31,11 +31,13 @@ pub struct SimConfig {
     pub boost_nice: i32,
     /// Whether to record the active requests and threads over time.
     pub trace: bool,
+    /// Whether to keep a record of every request.
+    pub records: bool,
 }
 
 impl SimConfig {
     /// Settings with the defaults: 5 ms quantum, 5% warm-up, one worker per core,
-    /// boosted threads at nice -20, no target and no trace.
+    /// boosted threads at nice -20, no target, no trace and no per-request records.
     pub fn new(
         cores: usize,
         policy: Policy,
@@ -59,6 +61,7 @@ impl SimConfig {
             workers: None,
             boost_nice: -20,
             trace: false,
+            records: false,
         }
     }
 

@@ -25,7 +25,6 @@ const DEMAND_STREAM: u64 = 0x9E37_79B9_7F4A_7C15;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    Pending,
     Waiting,
     Running,
     Done,
@@ -33,16 +32,17 @@ enum State {
 
 #[derive(Debug, Clone, Copy)]
 enum Event {
-    Arrival(usize),
-    /// A request whose FM admission delay v0 has passed.
+    /// A request whose FM admission delay v0 has passed (its slot).
     DelayedStart(usize),
     /// A self-scheduling point: request, its check version, the quantum tick index.
     Check(usize, u32, u64),
 }
 
-/// One request's state.
+/// One in-flight request's state, in a slot that is reused once it completes.
 #[derive(Debug, Clone)]
 pub(crate) struct Req {
+    /// Its place in arrival order, from 0.
+    index: usize,
     pub(crate) arrival: SimTime,
     pub(crate) work: f64,
     speedup: Speedup,
@@ -99,7 +99,14 @@ pub(crate) struct Engine<'c> {
     cores: f64,
     now: SimTime,
     events: EventQueue<Event>,
-    pub(crate) reqs: Vec<Req>,
+    /// Intended arrival times, in order, and the index of the next to arrive.
+    arrivals: Vec<f64>,
+    next_arrival: usize,
+    /// Draws each request's demand as it arrives.
+    demand_rng: tailor_core::Rng,
+    /// Slots of in-flight requests, and the free ones.
+    reqs: Vec<Req>,
+    free: Vec<usize>,
     /// Requests in the system: waiting or running (the policies' "load").
     load: usize,
     running: Vec<usize>,
@@ -114,6 +121,25 @@ pub(crate) struct Engine<'c> {
     pub(crate) thread_time: f64,
     pub(crate) cpu_time: f64,
     pub(crate) trace: Vec<TracePoint>,
+    pub(crate) measured: Measurements,
+}
+
+/// What completed requests leave behind for the summary.
+#[derive(Debug, Default)]
+pub(crate) struct Measurements {
+    /// Latencies of the measured (post-warm-up) requests.
+    pub(crate) latency: LatencyRecorder,
+    /// (work, mean degree) of each measured request.
+    pub(crate) work_degree: Vec<(f64, f64)>,
+    /// Measured requests by their highest degree (index d - 1).
+    pub(crate) max_degrees: Vec<usize>,
+    /// Every request's latency by arrival index, kept only for phased arrivals.
+    pub(crate) latencies: Vec<f64>,
+    /// Every request's record, kept only when asked for.
+    pub(crate) records: Vec<RequestRecord>,
+    pub(crate) completed: usize,
+    /// When the last request finished.
+    pub(crate) end_ms: f64,
 }
 
 /// Runs a simulation.
@@ -123,39 +149,18 @@ pub fn simulate(cfg: &SimConfig) -> Result<SimOutput, SimError> {
     let arrivals = cfg
         .arrivals
         .generate(cfg.rps, count, &mut seeded_rng(cfg.seed))?;
-    let demands = cfg
-        .demand
-        .sample_many(count, &mut seeded_rng(cfg.seed ^ DEMAND_STREAM));
-    let reqs = arrivals
-        .iter()
-        .zip(demands)
-        .map(|(&t, d)| Req {
-            arrival: SimTime::from_ms(t),
-            work: d.work_ms,
-            speedup: d.speedup,
-            state: State::Pending,
-            start: SimTime::ZERO,
-            finish: SimTime::ZERO,
-            degree: 0,
-            max_degree: 0,
-            boosted: false,
-            vfinish: 0.0,
-            version: 0,
-            check_version: 0,
-            degree_since: SimTime::ZERO,
-            degree_time: 0.0,
-            last_tick: 0,
-            next_tick: None,
-            slot: 0,
-        })
-        .collect();
+    let phased = matches!(cfg.arrivals, tailor_core::Arrivals::Phases(_));
     let mut engine = Engine {
         cfg,
         policy: &cfg.policy,
         cores: cfg.cores as f64,
         now: SimTime::ZERO,
         events: EventQueue::new(),
-        reqs,
+        arrivals,
+        next_arrival: 0,
+        demand_rng: seeded_rng(cfg.seed ^ DEMAND_STREAM),
+        reqs: Vec::new(),
+        free: Vec::new(),
         load: 0,
         running: Vec::new(),
         queue: VecDeque::new(),
@@ -166,39 +171,54 @@ pub fn simulate(cfg: &SimConfig) -> Result<SimOutput, SimError> {
         thread_time: 0.0,
         cpu_time: 0.0,
         trace: Vec::new(),
+        measured: Measurements {
+            work_degree: Vec::with_capacity(count - cfg.warmup_count().min(count)),
+            max_degrees: vec![0; cfg.policy.max_degree().max(1)],
+            latencies: if phased { vec![0.0; count] } else { Vec::new() },
+            ..Measurements::default()
+        },
     };
     engine.run();
-    let records: Vec<RequestRecord> = engine.records();
-    let mut latency = LatencyRecorder::default();
-    for r in &records[cfg.warmup_count()..] {
-        latency.record(r.finish_ms - r.arrival_ms);
-    }
-    let summary = summarize(cfg, &engine, &records, &latency);
+    engine.measured.records.sort_by_key(|r| r.request);
+    let summary = summarize(cfg, &engine);
     Ok(SimOutput {
         summary,
-        records,
-        trace: engine.trace,
+        records: std::mem::take(&mut engine.measured.records),
+        trace: std::mem::take(&mut engine.trace),
     })
 }
 
 impl Engine<'_> {
     fn run(&mut self) {
-        // Arrivals are pushed lazily, one ahead, so the queue stays small.
-        if !self.reqs.is_empty() {
-            self.events.push(self.reqs[0].arrival, Event::Arrival(0));
-        }
+        // At equal times: completions first, then arrivals, then other events in the
+        // order they were scheduled.
         loop {
             let completion = self.next_completion();
-            let event_time = self.events.peek_time();
-            match (completion, event_time) {
-                (Some((t, class)), Some(te)) if t <= te => self.complete(t, class),
-                (Some((t, class)), None) => self.complete(t, class),
-                (_, Some(_)) => {
+            let arrival = self
+                .arrivals
+                .get(self.next_arrival)
+                .map(|t| SimTime::from_ms(*t));
+            let event = self.events.peek_time();
+            let first = [completion.map(|c| c.0), arrival, event]
+                .into_iter()
+                .enumerate()
+                .filter_map(|(i, t)| t.map(|t| (t, i)))
+                .min();
+            match first {
+                Some((t, 0)) => self.complete(t, completion.expect("present").1),
+                Some((t, 1)) => {
+                    self.advance(t);
+                    let index = self.next_arrival;
+                    self.next_arrival += 1;
+                    let id = self.admit_slot(index);
+                    self.arrive(id);
+                }
+                Some(_) => {
                     let (t, event) = self.events.pop().expect("peeked");
                     self.advance(t);
                     self.handle(event);
                 }
-                (None, None) => break,
+                None => break,
             }
             self.update_shares();
             if self.cfg.trace {
@@ -258,19 +278,54 @@ impl Engine<'_> {
 
     fn handle(&mut self, event: Event) {
         match event {
-            Event::Arrival(id) => {
-                if id + 1 < self.reqs.len() {
-                    let next = self.reqs[id + 1].arrival;
-                    self.events.push(next, Event::Arrival(id + 1));
-                }
-                self.arrive(id);
-            }
             Event::DelayedStart(id) => self.start(id),
             Event::Check(id, version, tick) => {
                 let r = &self.reqs[id];
                 if r.state == State::Running && r.check_version == version {
                     self.check(id, tick);
                 }
+            }
+        }
+    }
+
+    /// Draws the demand of request `index` and gives it a slot.
+    fn admit_slot(&mut self, index: usize) -> usize {
+        let d = self.cfg.demand.sample(&mut self.demand_rng);
+        let fresh = Req {
+            index,
+            arrival: SimTime::from_ms(self.arrivals[index]),
+            work: d.work_ms,
+            speedup: d.speedup,
+            state: State::Waiting,
+            start: SimTime::ZERO,
+            finish: SimTime::ZERO,
+            degree: 0,
+            max_degree: 0,
+            boosted: false,
+            vfinish: 0.0,
+            version: 0,
+            check_version: 0,
+            degree_since: SimTime::ZERO,
+            degree_time: 0.0,
+            last_tick: 0,
+            next_tick: None,
+            slot: 0,
+        };
+        match self.free.pop() {
+            Some(id) => {
+                // Keep the versions growing, so stale entries of the slot's last request
+                // stay stale.
+                let (version, check_version) = (self.reqs[id].version, self.reqs[id].check_version);
+                self.reqs[id] = Req {
+                    version: version.wrapping_add(1),
+                    check_version: check_version.wrapping_add(1),
+                    ..fresh
+                };
+                id
+            }
+            None => {
+                self.reqs.push(fresh);
+                self.reqs.len() - 1
             }
         }
     }
@@ -423,6 +478,8 @@ impl Engine<'_> {
             self.reqs[moved].slot = slot;
         }
         self.load -= 1;
+        self.record(id);
+        self.free.push(id);
         // A worker, or an exit, frees the head of the queue.
         if let Some(next) = self.queue.pop_front() {
             self.start(next);
@@ -452,24 +509,38 @@ impl Engine<'_> {
         }
     }
 
-    fn records(&self) -> Vec<RequestRecord> {
-        self.reqs
-            .iter()
-            .enumerate()
-            .map(|(id, r)| RequestRecord {
-                request: id + 1,
+    /// Files a completed request's measurements.
+    fn record(&mut self, id: usize) {
+        let r = &self.reqs[id];
+        let latency = r.finish - r.arrival;
+        let mean_degree = if r.finish > r.start {
+            r.degree_time / (r.finish - r.start)
+        } else {
+            r.max_degree as f64
+        };
+        let m = &mut self.measured;
+        m.completed += 1;
+        m.end_ms = m.end_ms.max(r.finish.ms());
+        if r.index >= self.cfg.warmup_count() {
+            m.latency.record(latency);
+            m.work_degree.push((r.work, mean_degree));
+            let top = m.max_degrees.len();
+            m.max_degrees[r.max_degree.clamp(1, top) - 1] += 1;
+        }
+        if !m.latencies.is_empty() {
+            m.latencies[r.index] = latency;
+        }
+        if self.cfg.records {
+            m.records.push(RequestRecord {
+                request: r.index + 1,
                 arrival_ms: r.arrival.ms(),
                 start_ms: r.start.ms(),
                 finish_ms: r.finish.ms(),
                 work_ms: r.work,
                 max_degree: r.max_degree,
-                mean_degree: if r.finish > r.start {
-                    r.degree_time / (r.finish - r.start)
-                } else {
-                    r.max_degree as f64
-                },
+                mean_degree,
                 boosted: r.boosted,
-            })
-            .collect()
+            });
+        }
     }
 }

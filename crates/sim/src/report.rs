@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use tailor_core::{exact_quantile, Arrivals, LatencyRecorder, PhaseStats, RunSummary};
+use tailor_core::{exact_quantile, Arrivals, PhaseStats, RunSummary};
 
 use crate::config::SimConfig;
 use crate::engine::Engine;
@@ -12,7 +12,8 @@ use crate::engine::Engine;
 pub struct SimOutput {
     /// The run summary (shared/spec/formats.md).
     pub summary: RunSummary,
-    /// One record per request, in arrival order (warm-up included).
+    /// One record per request, in arrival order (warm-up included), when the run asked
+    /// for records.
     pub records: Vec<RequestRecord>,
     /// Requests and threads over time, when the run asked for a trace.
     pub trace: Vec<TracePoint>,
@@ -91,20 +92,11 @@ pub fn write_trace(trace: &[TracePoint], mut out: impl Write) -> io::Result<()> 
     Ok(())
 }
 
-pub(crate) fn summarize(
-    cfg: &SimConfig,
-    engine: &Engine<'_>,
-    records: &[RequestRecord],
-    latency: &LatencyRecorder,
-) -> RunSummary {
-    let measured = &records[cfg.warmup_count()..];
-    let end = records.iter().map(|r| r.finish_ms).fold(0.0, f64::max);
-    // (work, mean degree) of the measured requests; the shortest and longest 5% by work
-    // are found by selection, not a full sort.
-    let mut by_work: Vec<(f64, f64)> = measured
-        .iter()
-        .map(|r| (r.work_ms, r.mean_degree))
-        .collect();
+pub(crate) fn summarize(cfg: &SimConfig, engine: &Engine<'_>) -> RunSummary {
+    let m = &engine.measured;
+    let end = m.end_ms;
+    // The shortest and longest 5% by work are found by selection, not a full sort.
+    let mut by_work = m.work_degree.clone();
     let mean_degree_of = |rs: &[(f64, f64)]| {
         if rs.is_empty() {
             0.0
@@ -113,32 +105,27 @@ pub(crate) fn summarize(
         }
     };
     let all = mean_degree_of(&by_work);
-    let five = (by_work.len() / 20).max(1);
-    by_work.select_nth_unstable_by(five - 1, |a, b| a.0.total_cmp(&b.0));
-    let shortest = mean_degree_of(&by_work[..five]);
-    let at = by_work.len() - five;
-    by_work.select_nth_unstable_by(at, |a, b| a.0.total_cmp(&b.0));
-    let longest = mean_degree_of(&by_work[at..]);
-    let top_degree = cfg.policy.max_degree().max(1);
-    let mut counts = vec![0usize; top_degree];
-    for r in measured {
-        counts[r.max_degree.clamp(1, top_degree) - 1] += 1;
+    let five = (by_work.len() / 20).max(1).min(by_work.len());
+    let (mut shortest, mut longest) = (0.0, 0.0);
+    if five > 0 {
+        by_work.select_nth_unstable_by(five - 1, |a, b| a.0.total_cmp(&b.0));
+        shortest = mean_degree_of(&by_work[..five]);
+        let at = by_work.len() - five;
+        by_work.select_nth_unstable_by(at, |a, b| a.0.total_cmp(&b.0));
+        longest = mean_degree_of(&by_work[at..]);
     }
-    let distribution = counts
-        .iter()
-        .map(|c| *c as f64 / measured.len() as f64)
-        .collect();
+    let measured = m.work_degree.len().max(1) as f64;
     RunSummary {
         engine: "sim".into(),
         policy: cfg.policy.name(),
         cores: cfg.cores,
         rps: cfg.rps,
-        requests: records.len(),
-        completed: records.len(),
+        requests: cfg.request_count(),
+        completed: m.completed,
         rejected: 0,
-        latency_ms: latency.stats(),
+        latency_ms: m.latency.stats(),
         target_ms: cfg.target_ms,
-        miss_ratio: cfg.target_ms.map(|t| latency.miss_ratio(t)),
+        miss_ratio: cfg.target_ms.map(|t| m.latency.miss_ratio(t)),
         cpu_utilization: if end > 0.0 {
             engine.cpu_time / (cfg.cores as f64 * end)
         } else {
@@ -153,14 +140,14 @@ pub(crate) fn summarize(
         warmup: cfg.warmup_count(),
         mean_degree_shortest_5pct: shortest,
         mean_degree_longest_5pct: longest,
-        degree_distribution: distribution,
+        degree_distribution: m.max_degrees.iter().map(|c| *c as f64 / measured).collect(),
         seed: cfg.seed,
-        phases: phase_stats(cfg, records),
+        phases: phase_stats(cfg, &m.latencies),
     }
 }
 
 /// Per-phase latencies for `phases:` arrivals; empty otherwise.
-fn phase_stats(cfg: &SimConfig, records: &[RequestRecord]) -> Vec<PhaseStats> {
+fn phase_stats(cfg: &SimConfig, latencies: &[f64]) -> Vec<PhaseStats> {
     let Arrivals::Phases(phases) = &cfg.arrivals else {
         return Vec::new();
     };
@@ -168,17 +155,14 @@ fn phase_stats(cfg: &SimConfig, records: &[RequestRecord]) -> Vec<PhaseStats> {
     phases
         .iter()
         .map(|p| {
-            let latencies: Vec<f64> = records[start..start + p.count]
-                .iter()
-                .map(|r| r.finish_ms - r.arrival_ms)
-                .collect();
+            let phase = &latencies[start..start + p.count];
             start += p.count;
-            let last = &latencies[latencies.len().saturating_sub(100)..];
+            let last = &phase[phase.len().saturating_sub(100)..];
             PhaseStats {
                 rps: p.rps,
                 requests: p.count,
-                mean_ms: latencies.iter().sum::<f64>() / latencies.len() as f64,
-                p99_ms: exact_quantile(&latencies, 0.99),
+                mean_ms: phase.iter().sum::<f64>() / phase.len() as f64,
+                p99_ms: exact_quantile(phase, 0.99),
                 p99_last_100_ms: exact_quantile(last, 0.99),
             }
         })

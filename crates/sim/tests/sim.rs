@@ -159,6 +159,7 @@ fn exact(cores: usize, policy: Policy, work: f64, speedup: Speedup, times: &[f64
         1,
     );
     cfg.warmup = Some(0);
+    cfg.records = true;
     run(&cfg)
 }
 
@@ -201,6 +202,7 @@ fn a_late_arrival_slows_the_running_request() {
         1,
     );
     cfg.warmup = Some(0);
+    cfg.records = true;
     cfg.workers = Some(2);
     let out = run(&cfg);
     assert!((out.records[0].finish_ms - 16.0).abs() < 1e-9);
@@ -224,6 +226,7 @@ fn cpu_time_is_work_times_degree_over_speedup() {
         3,
     );
     cfg.warmup = Some(0);
+    cfg.records = true;
     let out = run(&cfg);
     let expected: f64 = out.records.iter().map(|r| r.work_ms * 3.0 / s.at(3)).sum();
     let makespan = out.records.iter().map(|r| r.finish_ms).fold(0.0, f64::max);
@@ -328,6 +331,7 @@ fn fm_boosts_selectively() {
         9,
     );
     cfg.trace = true;
+    cfg.records = true;
     let out = run(&cfg);
     assert!(out.trace.iter().all(|p| p.boosted_threads < 6));
     assert!(out.trace.iter().any(|p| p.boosted_threads == 4));
@@ -338,7 +342,7 @@ fn fm_boosts_selectively() {
 #[test]
 fn runs_repeat_exactly_by_seed() {
     let cfg = |seed| {
-        SimConfig::new(
+        let mut cfg = SimConfig::new(
             8,
             Policy::Interval {
                 interval_ms: 10.0,
@@ -349,7 +353,9 @@ fn runs_repeat_exactly_by_seed() {
             500.0,
             20_000,
             seed,
-        )
+        );
+        cfg.records = true;
+        cfg
     };
     let a = run(&cfg(5));
     let b = run(&cfg(5));
