@@ -36,11 +36,12 @@ impl CsvFile {
             .map(str::to_string)
             .collect();
         let mut rows = Vec::new();
+        let mut lines = LineCounter::default();
         for record in reader.records() {
             let record = record.map_err(|e| csv_error(file, &e))?;
             let line = record
                 .position()
-                .map_or(0, |p| line_of(text, p.byte() as usize));
+                .map_or(0, |p| lines.line_of(text, p.byte() as usize));
             if record.len() != header.len() {
                 return Err(ReadError::new(
                     Location::line(file, line),
@@ -132,23 +133,36 @@ impl CsvFile {
     }
 }
 
-/// The 1-based line of the record that the CSV reader places at byte `offset`. The
-/// reader's offset (and its own line count) can point at blank lines skipped before the
-/// record, so those are stepped over.
-fn line_of(text: &str, offset: usize) -> u64 {
-    let offset = offset.min(text.len());
-    let mut line = 1 + text.as_bytes()[..offset]
-        .iter()
-        .filter(|b| **b == b'\n')
-        .count();
-    for b in text.as_bytes()[offset..].iter() {
-        match b {
-            b'\n' => line += 1,
-            b'\r' => {}
-            _ => break,
+/// Turns the CSV reader's byte offsets, which only grow, into 1-based line numbers,
+/// counting newlines once.
+#[derive(Debug, Default)]
+struct LineCounter {
+    offset: usize,
+    newlines: usize,
+}
+
+impl LineCounter {
+    /// The line of the record the reader places at byte `offset`. The reader's offset
+    /// (and its own line count) can point at blank lines skipped before the record, so
+    /// those are stepped over.
+    fn line_of(&mut self, text: &str, offset: usize) -> u64 {
+        let bytes = text.as_bytes();
+        let offset = offset.min(bytes.len()).max(self.offset);
+        self.newlines += bytes[self.offset..offset]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count();
+        self.offset = offset;
+        let mut line = 1 + self.newlines;
+        for b in &bytes[offset..] {
+            match b {
+                b'\n' => line += 1,
+                b'\r' => {}
+                _ => break,
+            }
         }
+        line as u64
     }
-    line as u64
 }
 
 /// Parses a finite decimal number, naming what is wrong otherwise.
