@@ -75,7 +75,8 @@ struct Class {
     clock: f64,
     share: f64,
     threads: usize,
-    heap: BinaryHeap<Reverse<(OrdF64, u64, usize, u32)>>,
+    /// (virtual finish, slot, version); ties go to the lower slot, deterministically.
+    heap: BinaryHeap<Reverse<(OrdF64, u32, u32)>>,
 }
 
 /// An f64 ordered totally, for heap keys.
@@ -115,7 +116,6 @@ pub(crate) struct Engine<'c> {
     /// [ordinary, boosted]
     classes: [Class; 2],
     weights: [f64; 2],
-    heap_seq: u64,
     /// The FM table row the current load maps to (self-scheduling depends on it).
     row_key: usize,
     pub(crate) thread_time: f64,
@@ -166,7 +166,6 @@ pub fn simulate(cfg: &SimConfig) -> Result<SimOutput, SimError> {
         queue: VecDeque::new(),
         classes: [Class::default(), Class::default()],
         weights: [nice_weight(0), nice_weight(cfg.boost_nice)],
-        heap_seq: 0,
         row_key: 0,
         thread_time: 0.0,
         cpu_time: 0.0,
@@ -199,11 +198,18 @@ impl Engine<'_> {
                 .get(self.next_arrival)
                 .map(|t| SimTime::from_ms(*t));
             let event = self.events.peek_time();
-            let first = [completion.map(|c| c.0), arrival, event]
-                .into_iter()
-                .enumerate()
-                .filter_map(|(i, t)| t.map(|t| (t, i)))
-                .min();
+            // The earliest of the three; ties keep that order.
+            let mut first: Option<(SimTime, u8)> = completion.map(|c| (c.0, 0));
+            if let Some(t) = arrival {
+                if first.is_none_or(|(f, _)| t < f) {
+                    first = Some((t, 1));
+                }
+            }
+            if let Some(t) = event {
+                if first.is_none_or(|(f, _)| t < f) {
+                    first = Some((t, 2));
+                }
+            }
             match first {
                 Some((t, 0)) => self.complete(t, completion.expect("present").1),
                 Some((t, 1)) => {
@@ -231,8 +237,8 @@ impl Engine<'_> {
     fn next_completion(&mut self) -> Option<(SimTime, usize)> {
         let mut best: Option<(SimTime, usize)> = None;
         for c in 0..2 {
-            while let Some(Reverse((_, _, id, version))) = self.classes[c].heap.peek() {
-                let r = &self.reqs[*id];
+            while let Some(Reverse((_, id, version))) = self.classes[c].heap.peek() {
+                let r = &self.reqs[*id as usize];
                 if r.state == State::Running && r.version == *version {
                     break;
                 }
@@ -291,43 +297,45 @@ impl Engine<'_> {
     /// Draws the demand of request `index` and gives it a slot.
     fn admit_slot(&mut self, index: usize) -> usize {
         let d = self.cfg.demand.sample(&mut self.demand_rng);
-        let fresh = Req {
-            index,
-            arrival: SimTime::from_ms(self.arrivals[index]),
-            work: d.work_ms,
-            speedup: d.speedup,
-            state: State::Waiting,
-            start: SimTime::ZERO,
-            finish: SimTime::ZERO,
-            degree: 0,
-            max_degree: 0,
-            boosted: false,
-            vfinish: 0.0,
-            version: 0,
-            check_version: 0,
-            degree_since: SimTime::ZERO,
-            degree_time: 0.0,
-            last_tick: 0,
-            next_tick: None,
-            slot: 0,
-        };
-        match self.free.pop() {
-            Some(id) => {
-                // Keep the versions growing, so stale entries of the slot's last request
-                // stay stale.
-                let (version, check_version) = (self.reqs[id].version, self.reqs[id].check_version);
-                self.reqs[id] = Req {
-                    version: version.wrapping_add(1),
-                    check_version: check_version.wrapping_add(1),
-                    ..fresh
-                };
-                id
-            }
-            None => {
-                self.reqs.push(fresh);
-                self.reqs.len() - 1
-            }
-        }
+        let id = self.free.pop().unwrap_or_else(|| {
+            self.reqs.push(Req {
+                index: 0,
+                arrival: SimTime::ZERO,
+                work: 0.0,
+                speedup: Speedup::Linear,
+                state: State::Done,
+                start: SimTime::ZERO,
+                finish: SimTime::ZERO,
+                degree: 0,
+                max_degree: 0,
+                boosted: false,
+                vfinish: 0.0,
+                version: 0,
+                check_version: 0,
+                degree_since: SimTime::ZERO,
+                degree_time: 0.0,
+                last_tick: 0,
+                next_tick: None,
+                slot: 0,
+            });
+            self.reqs.len() - 1
+        });
+        // Versions keep growing across a slot's requests, so stale heap entries and
+        // check events of its last request stay stale.
+        let r = &mut self.reqs[id];
+        r.index = index;
+        r.arrival = SimTime::from_ms(self.arrivals[index]);
+        r.work = d.work_ms;
+        r.speedup = d.speedup;
+        r.state = State::Waiting;
+        r.max_degree = 0;
+        r.boosted = false;
+        r.version = r.version.wrapping_add(1);
+        r.check_version = r.check_version.wrapping_add(1);
+        r.degree_time = 0.0;
+        r.last_tick = 0;
+        r.next_tick = None;
+        id
     }
 
     fn arrive(&mut self, id: usize) {
@@ -379,8 +387,7 @@ impl Engine<'_> {
         self.classes[c].threads += degree;
         self.classes[c]
             .heap
-            .push(Reverse((OrdF64(r.vfinish), self.heap_seq, id, r.version)));
-        self.heap_seq += 1;
+            .push(Reverse((OrdF64(r.vfinish), id as u32, r.version)));
     }
 
     /// Takes request `id` off its class, returning the work it has left.
@@ -465,7 +472,8 @@ impl Engine<'_> {
 
     fn complete(&mut self, t: SimTime, class: usize) {
         self.advance(t);
-        let Reverse((_, _, id, _)) = self.classes[class].heap.pop().expect("peeked");
+        let Reverse((_, id, _)) = self.classes[class].heap.pop().expect("peeked");
+        let id = id as usize;
         self.unplace(id);
         let r = &mut self.reqs[id];
         r.state = State::Done;
