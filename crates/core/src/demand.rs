@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rand::RngExt;
-use rand_distr::{Distribution, Exp, LogNormal};
+use rand_distr::{Distribution, Exp1, LogNormal};
 
 use crate::distribution::BinnedDistribution;
 use crate::error::SpecError;
@@ -140,6 +140,10 @@ pub struct DemandModel {
     demand: Demand,
     /// `None`: each request's own curve (profiles and shapes).
     speedup: Option<Speedup>,
+    /// The log-normal, built once for `Demand::LogNormal`.
+    lognormal: Option<LogNormal<f64>>,
+    /// Each profiled request's speedup curve, built once for `Demand::Profile`.
+    profile_speedups: Vec<Speedup>,
 }
 
 impl DemandModel {
@@ -162,7 +166,28 @@ impl DemandModel {
                 ))
             }
         };
-        Ok(DemandModel { demand, speedup })
+        let lognormal = match &demand {
+            Demand::LogNormal { mean_ms, sd_ms } => {
+                let (mu, sigma) =
+                    lognormal_params(*mean_ms, *sd_ms).expect("checked by Demand::validate");
+                Some(LogNormal::new(mu, sigma).expect("checked by Demand::validate"))
+            }
+            _ => None,
+        };
+        let profile_speedups = match &demand {
+            Demand::Profile(p) => p
+                .requests()
+                .iter()
+                .map(|r| Speedup::Table(r.speedups().into()))
+                .collect(),
+            _ => Vec::new(),
+        };
+        Ok(DemandModel {
+            demand,
+            speedup,
+            lognormal,
+            profile_speedups,
+        })
     }
 
     /// The highest degree whose speedup is known, or `None` when every degree's is: a
@@ -185,20 +210,16 @@ impl DemandModel {
     /// Draws one request.
     pub fn sample(&self, rng: &mut Rng) -> RequestDemand {
         let (work_ms, own) = match &self.demand {
-            Demand::Exp { mean_ms } => {
-                let exp = Exp::new(1.0 / mean_ms).expect("a positive mean gives a valid rate");
-                (exp.sample(rng), None)
-            }
+            Demand::Exp { mean_ms } => (rng.sample::<f64, _>(Exp1) * mean_ms, None),
             Demand::Const { ms } => (*ms, None),
-            Demand::LogNormal { mean_ms, sd_ms } => {
-                let (mu, sigma) =
-                    lognormal_params(*mean_ms, *sd_ms).expect("checked by Demand::validate");
-                let dist = LogNormal::new(mu, sigma).expect("checked by Demand::validate");
+            Demand::LogNormal { .. } => {
+                let dist = self.lognormal.as_ref().expect("built by DemandModel::new");
                 (dist.sample(rng), None)
             }
             Demand::Profile(profile) => {
-                let r = &profile.requests()[rng.random_range(0..profile.requests().len())];
-                (r.seq_ms(), Some(Speedup::Table(r.speedups().into())))
+                let i = rng.random_range(0..profile.requests().len());
+                let own = self.profile_speedups[i].clone();
+                (profile.requests()[i].seq_ms(), Some(own))
             }
             Demand::Distribution(dist) => (sample_binned(dist, rng), None),
             Demand::Shape(shape) => {

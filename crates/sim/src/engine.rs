@@ -77,6 +77,8 @@ struct Class {
     threads: usize,
     /// (virtual finish, slot, version); ties go to the lower slot, deterministically.
     heap: BinaryHeap<Reverse<(OrdF64, u32, u32)>>,
+    /// Entries in `heap` superseded by a later one for the same request.
+    stale: usize,
 }
 
 /// An f64 ordered totally, for heap keys.
@@ -89,8 +91,16 @@ impl PartialOrd for OrdF64 {
     }
 }
 impl Ord for OrdF64 {
+    /// Plain float comparison: virtual finishes are never NaN (inputs are validated to
+    /// be finite and positive), and this is cheaper than `total_cmp` on the hot path.
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&other.0)
+        if self.0 < other.0 {
+            std::cmp::Ordering::Less
+        } else if self.0 > other.0 {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
     }
 }
 
@@ -116,6 +126,10 @@ pub(crate) struct Engine<'c> {
     /// [ordinary, boosted]
     classes: [Class; 2],
     weights: [f64; 2],
+    /// The thread counts the classes' shares were computed for.
+    shares_for: (usize, usize),
+    /// Whether the policy self-schedules (looked up once).
+    self_schedules: bool,
     /// The FM table row the current load maps to (self-scheduling depends on it).
     row_key: usize,
     pub(crate) thread_time: f64,
@@ -166,6 +180,8 @@ pub fn simulate(cfg: &SimConfig) -> Result<SimOutput, SimError> {
         queue: VecDeque::new(),
         classes: [Class::default(), Class::default()],
         weights: [nice_weight(0), nice_weight(cfg.boost_nice)],
+        shares_for: (0, 0),
+        self_schedules: cfg.policy.self_schedules(),
         row_key: 0,
         thread_time: 0.0,
         cpu_time: 0.0,
@@ -237,14 +253,19 @@ impl Engine<'_> {
     fn next_completion(&mut self) -> Option<(SimTime, usize)> {
         let mut best: Option<(SimTime, usize)> = None;
         for c in 0..2 {
-            while let Some(Reverse((_, id, version))) = self.classes[c].heap.peek() {
+            let class = &mut self.classes[c];
+            // Only superseded entries can be stale; skip the check when there are none.
+            while class.stale > 0 {
+                let Some(Reverse((_, id, version))) = class.heap.peek() else {
+                    break;
+                };
                 let r = &self.reqs[*id as usize];
                 if r.state == State::Running && r.version == *version {
                     break;
                 }
-                self.classes[c].heap.pop();
+                class.heap.pop();
+                class.stale -= 1;
             }
-            let class = &self.classes[c];
             if let Some(Reverse((vfinish, ..))) = class.heap.peek() {
                 let dt = ((vfinish.0 - class.clock) / class.share).max(0.0);
                 let t = self.now + dt;
@@ -259,22 +280,26 @@ impl Engine<'_> {
     fn advance(&mut self, t: SimTime) {
         let dt = t - self.now;
         if dt > 0.0 {
-            let mut threads = 0.0;
-            for class in &mut self.classes {
+            for class in self.classes.iter_mut().filter(|c| c.threads > 0) {
+                let threads = class.threads as f64;
                 class.clock += class.share * dt;
-                threads += class.threads as f64;
-                self.cpu_time += class.threads as f64 * class.share * dt;
+                self.thread_time += threads * dt;
+                self.cpu_time += threads * class.share * dt;
             }
-            self.thread_time += threads * dt;
             self.now = t;
         }
     }
 
     fn update_shares(&mut self) {
+        let counts = (self.classes[0].threads, self.classes[1].threads);
+        if counts == self.shares_for {
+            return;
+        }
+        self.shares_for = counts;
         let (normal, boosted) = shares(
             self.cores,
-            self.classes[0].threads,
-            self.classes[1].threads,
+            counts.0,
+            counts.1,
             self.weights[0],
             self.weights[1],
         );
@@ -370,7 +395,7 @@ impl Engine<'_> {
             .boost(degree, self.classes[1].threads, self.cfg.cores);
         let work = r.work;
         self.place(id, degree, boosted, work);
-        if self.policy.self_schedules() {
+        if self.self_schedules {
             self.schedule_check(id);
         }
     }
@@ -392,12 +417,18 @@ impl Engine<'_> {
 
     /// Takes request `id` off its class, returning the work it has left.
     fn unplace(&mut self, id: usize) -> f64 {
-        let r = &mut self.reqs[id];
+        self.release(id);
+        let r = &self.reqs[id];
         let c = usize::from(r.boosted);
+        ((r.vfinish - self.classes[c].clock) * r.speedup.at(r.degree)).max(0.0)
+    }
+
+    /// Takes request `id`'s threads off its class and closes its degree interval.
+    fn release(&mut self, id: usize) {
+        let r = &mut self.reqs[id];
         r.degree_time += r.degree as f64 * (self.now - r.degree_since);
         r.degree_since = self.now;
-        self.classes[c].threads -= r.degree;
-        ((r.vfinish - self.classes[c].clock) * r.speedup.at(r.degree)).max(0.0)
+        self.classes[usize::from(r.boosted)].threads -= r.degree;
     }
 
     /// A self-scheduling point at quantum tick `tick` (FM paper §4.2).
@@ -409,6 +440,8 @@ impl Engine<'_> {
         let wanted = self.policy.degree(self.load, executed, current);
         if wanted > current {
             let remaining = self.unplace(id);
+            // Its entry in its current class is superseded by the one `place` adds.
+            self.classes[usize::from(self.reqs[id].boosted)].stale += 1;
             let boosted = self.reqs[id].boosted
                 || self
                     .policy
@@ -453,7 +486,7 @@ impl Engine<'_> {
     /// The load changed: requests self-scheduling by a load-indexed table may now need
     /// their degree raised at other points.
     fn load_changed(&mut self) {
-        if !self.policy.self_schedules() {
+        if !self.self_schedules {
             return;
         }
         let key = match self.policy {
@@ -474,7 +507,7 @@ impl Engine<'_> {
         self.advance(t);
         let Reverse((_, id, _)) = self.classes[class].heap.pop().expect("peeked");
         let id = id as usize;
-        self.unplace(id);
+        self.release(id);
         let r = &mut self.reqs[id];
         r.state = State::Done;
         r.finish = self.now;

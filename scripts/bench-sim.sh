@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Simulator benchmarks for BENCHMARKS.md:
+#   1. a 100,000-request FM simulation at 16 cores, 5 ms quantum, shape:lucene;
+#   2. SEQ at 16 cores (M/M/16 at utilization 0.75): requests simulated per second;
+#   3. the same M/M/16 model in SimPy (installed from PyPI into a scratch virtualenv),
+#      side by side with tailor on the same number of requests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+T=target/release/tailor
+dir=$(mktemp -d)
+measure() { /usr/bin/time -f "  wall %e s, max RSS %M KB" "$@"; }
+
+$T profile generate --demand shape:lucene --requests 10000 --max-degree 4 --seed 1 \
+  --out "$dir/lucene.csv"
+$T plan fm --profile "$dir/lucene.csv" --max-degree 4 --target-parallelism 24 --step-ms 5 \
+  --max-interval-ms 500 --percentile 0.99 --max-load 60 --out "$dir/fm.json" 2>/dev/null
+echo "1. FM, 100,000 requests, 16 cores, quantum 5 ms, shape:lucene at 36 rps (60% load):"
+for _ in 1 2 3; do
+  measure $T simulate --cores 16 --policy fm --table "$dir/fm.json" --demand shape:lucene \
+    --arrivals poisson --rps 36 --requests 100000 --seed 1 --quantum-ms 5 > /dev/null
+done
+
+echo "2. SEQ, 4,000,000 requests, 16 cores, exp:10 at 1200 rps (utilization 0.75):"
+for _ in 1 2 3; do
+  measure $T simulate --cores 16 --policy seq --demand exp:10 --arrivals poisson \
+    --rps 1200 --requests 4000000 --seed 1 > /dev/null
+done
+
+N=${SIMPY_REQUESTS:-500000}
+echo "3. M/M/16 at 1200 rps, exp:10, $N requests: tailor, then SimPy"
+python3 -m venv "$dir/venv"
+"$dir/venv/bin/pip" install --quiet simpy
+for _ in 1 2 3; do
+  measure $T simulate --cores 16 --policy seq --demand exp:10 --arrivals poisson \
+    --rps 1200 --requests "$N" --seed 1 > /dev/null
+done
+"$dir/venv/bin/python" scripts/simpy_mmm.py 16 1200 10 "$N"
+rm -rf "$dir"
