@@ -27,7 +27,7 @@ for _ in 1 2 3; do
     --rps 1200 --requests 4000000 --seed 1 > /dev/null
 done
 
-N=${SIMPY_REQUESTS:-500000}
+N=${SIMPY_REQUESTS:-1000000}
 echo "3. M/M/16 at 1200 rps, exp:10, $N requests: tailor, then SimPy"
 python3 -m venv "$dir/venv"
 "$dir/venv/bin/pip" install --quiet simpy
