@@ -33,6 +33,9 @@ pub struct SimConfig {
     pub trace: bool,
     /// Whether to keep a record of every request.
     pub records: bool,
+    /// Whether runs in which no core is ever shared may use the dedicated loop, which
+    /// gives the same results faster (off only to check that claim).
+    pub fast_path: bool,
 }
 
 impl SimConfig {
@@ -62,6 +65,7 @@ impl SimConfig {
             boost_nice: -20,
             trace: false,
             records: false,
+            fast_path: true,
         }
     }
 

@@ -12,16 +12,18 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use tailor_core::{seeded_rng, Admission, LatencyRecorder, Policy, Speedup};
+use tailor_core::{seeded_rng, Admission, Policy, Speedup};
 
 use crate::config::{SimConfig, SimError};
 use crate::cpu::{nice_weight, shares};
+use crate::fast;
+use crate::measure::{finish, Measurements};
 use crate::queue::EventQueue;
-use crate::report::{summarize, RequestRecord, SimOutput, TracePoint};
+use crate::report::{RequestRecord, SimOutput, TracePoint};
 use crate::time::SimTime;
 
 /// Salt that separates the demand stream from the arrival stream of a seed.
-const DEMAND_STREAM: u64 = 0x9E37_79B9_7F4A_7C15;
+pub(crate) const DEMAND_STREAM: u64 = 0x9E37_79B9_7F4A_7C15;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -132,28 +134,8 @@ pub(crate) struct Engine<'c> {
     self_schedules: bool,
     /// The FM table row the current load maps to (self-scheduling depends on it).
     row_key: usize,
-    pub(crate) thread_time: f64,
-    pub(crate) cpu_time: f64,
-    pub(crate) trace: Vec<TracePoint>,
-    pub(crate) measured: Measurements,
-}
-
-/// What completed requests leave behind for the summary.
-#[derive(Debug, Default)]
-pub(crate) struct Measurements {
-    /// Latencies of the measured (post-warm-up) requests.
-    pub(crate) latency: LatencyRecorder,
-    /// (work, mean degree) of each measured request.
-    pub(crate) work_degree: Vec<(f64, f64)>,
-    /// Measured requests by their highest degree (index d - 1).
-    pub(crate) max_degrees: Vec<usize>,
-    /// Every request's latency by arrival index, kept only for phased arrivals.
-    pub(crate) latencies: Vec<f64>,
-    /// Every request's record, kept only when asked for.
-    pub(crate) records: Vec<RequestRecord>,
-    pub(crate) completed: usize,
-    /// When the last request finished.
-    pub(crate) end_ms: f64,
+    trace: Vec<TracePoint>,
+    measured: Measurements,
 }
 
 /// Runs a simulation.
@@ -163,7 +145,9 @@ pub fn simulate(cfg: &SimConfig) -> Result<SimOutput, SimError> {
     let arrivals = cfg
         .arrivals
         .generate(cfg.rps, count, &mut seeded_rng(cfg.seed))?;
-    let phased = matches!(cfg.arrivals, tailor_core::Arrivals::Phases(_));
+    if fast::applies(cfg) {
+        return Ok(finish(cfg, fast::run(cfg, &arrivals), Vec::new()));
+    }
     let mut engine = Engine {
         cfg,
         policy: &cfg.policy,
@@ -183,24 +167,11 @@ pub fn simulate(cfg: &SimConfig) -> Result<SimOutput, SimError> {
         shares_for: (0, 0),
         self_schedules: cfg.policy.self_schedules(),
         row_key: 0,
-        thread_time: 0.0,
-        cpu_time: 0.0,
         trace: Vec::new(),
-        measured: Measurements {
-            work_degree: Vec::with_capacity(count - cfg.warmup_count().min(count)),
-            max_degrees: vec![0; cfg.policy.max_degree().max(1)],
-            latencies: if phased { vec![0.0; count] } else { Vec::new() },
-            ..Measurements::default()
-        },
+        measured: Measurements::new(cfg),
     };
     engine.run();
-    engine.measured.records.sort_by_key(|r| r.request);
-    let summary = summarize(cfg, &engine);
-    Ok(SimOutput {
-        summary,
-        records: std::mem::take(&mut engine.measured.records),
-        trace: std::mem::take(&mut engine.trace),
-    })
+    Ok(finish(cfg, engine.measured, engine.trace))
 }
 
 impl Engine<'_> {
@@ -283,8 +254,8 @@ impl Engine<'_> {
             for class in self.classes.iter_mut().filter(|c| c.threads > 0) {
                 let threads = class.threads as f64;
                 class.clock += class.share * dt;
-                self.thread_time += threads * dt;
-                self.cpu_time += threads * class.share * dt;
+                self.measured.thread_time += threads * dt;
+                self.measured.cpu_time += threads * class.share * dt;
             }
             self.now = t;
         }
@@ -553,26 +524,15 @@ impl Engine<'_> {
     /// Files a completed request's measurements.
     fn record(&mut self, id: usize) {
         let r = &self.reqs[id];
-        let latency = r.finish - r.arrival;
         let mean_degree = if r.finish > r.start {
             r.degree_time / (r.finish - r.start)
         } else {
             r.max_degree as f64
         };
-        let m = &mut self.measured;
-        m.completed += 1;
-        m.end_ms = m.end_ms.max(r.finish.ms());
-        if r.index >= self.cfg.warmup_count() {
-            m.latency.record(latency);
-            m.work_degree.push((r.work, mean_degree));
-            let top = m.max_degrees.len();
-            m.max_degrees[r.max_degree.clamp(1, top) - 1] += 1;
-        }
-        if !m.latencies.is_empty() {
-            m.latencies[r.index] = latency;
-        }
-        if self.cfg.records {
-            m.records.push(RequestRecord {
+        self.measured.file(
+            self.cfg,
+            r.index,
+            RequestRecord {
                 request: r.index + 1,
                 arrival_ms: r.arrival.ms(),
                 start_ms: r.start.ms(),
@@ -581,7 +541,7 @@ impl Engine<'_> {
                 max_degree: r.max_degree,
                 mean_degree,
                 boosted: r.boosted,
-            });
-        }
+            },
+        );
     }
 }

@@ -19,9 +19,15 @@
 //!   request's start, and only ever raise the degree.
 //! - **Boosting.** FM boosts a request reaching the maximum degree, if the boosted threads
 //!   stay fewer than the cores (FM paper §4.2); boosted threads run at nice -20 by default.
-//! - **Time.** Simulated time has its own type, [`SimTime`]; events that tie run in
-//!   insertion order, and arrivals and demands come from separate seeded streams, so a
-//!   seed repeats a run exactly and every policy sees the same workload.
+//! - **Time.** Simulated time has its own type, [`SimTime`]. Events that tie run in a
+//!   fixed order (completions, then arrivals, then other events in insertion order;
+//!   simultaneous completions by slot), and arrivals and demands come from separate
+//!   seeded streams, so a seed repeats a run exactly and every policy sees the same
+//!   workload.
+//! - **Two loops, one model.** Runs in which no core is ever shared (a policy that never
+//!   changes degrees, whose highest degree times the worker pool fits in the cores, such
+//!   as SEQ) use a dedicated first-come, first-served loop (`fast.rs`); the rest use the
+//!   general engine (`engine.rs`). Tests check that both give the same results.
 //!
 //! Latency runs from the intended arrival to completion, queueing included. The first 5%
 //! of requests are warm-up and are left out of the statistics.
@@ -29,6 +35,8 @@
 mod config;
 mod cpu;
 mod engine;
+mod fast;
+mod measure;
 mod queue;
 mod report;
 mod time;

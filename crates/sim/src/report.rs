@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use tailor_core::{exact_quantile, Arrivals, PhaseStats, RunSummary};
 
 use crate::config::SimConfig;
-use crate::engine::Engine;
+use crate::measure::Measurements;
 
 /// Everything a simulation produces.
 #[derive(Debug, Clone)]
@@ -92,8 +92,7 @@ pub fn write_trace(trace: &[TracePoint], mut out: impl Write) -> io::Result<()> 
     Ok(())
 }
 
-pub(crate) fn summarize(cfg: &SimConfig, engine: &Engine<'_>) -> RunSummary {
-    let m = &engine.measured;
+pub(crate) fn summarize(cfg: &SimConfig, m: &Measurements) -> RunSummary {
     let end = m.end_ms;
     // The shortest and longest 5% by work are found by selection, not a full sort.
     let mut by_work = m.work_degree.clone();
@@ -127,15 +126,11 @@ pub(crate) fn summarize(cfg: &SimConfig, engine: &Engine<'_>) -> RunSummary {
         target_ms: cfg.target_ms,
         miss_ratio: cfg.target_ms.map(|t| m.latency.miss_ratio(t)),
         cpu_utilization: if end > 0.0 {
-            engine.cpu_time / (cfg.cores as f64 * end)
+            m.cpu_time / (cfg.cores as f64 * end)
         } else {
             0.0
         },
-        mean_threads: if end > 0.0 {
-            engine.thread_time / end
-        } else {
-            0.0
-        },
+        mean_threads: if end > 0.0 { m.thread_time / end } else { 0.0 },
         mean_degree: all,
         warmup: cfg.warmup_count(),
         mean_degree_shortest_5pct: shortest,

@@ -36,13 +36,17 @@ const SEEDS: u64 = 8;
 const REQUESTS: usize = 500_000;
 
 /// Mean and median-p99 over the seeds of SEQ at `m` cores and utilization `rho`, with
-/// 10 ms mean work.
+/// 10 ms mean work. SEQ runs on the dedicated loop; `general` forces the general engine.
 fn seq_runs(m: usize, rho: f64, demand: Demand) -> (f64, f64) {
+    seq_runs_on(m, rho, demand, false)
+}
+
+fn seq_runs_on(m: usize, rho: f64, demand: Demand, general: bool) -> (f64, f64) {
     let rps = rho * m as f64 * 100.0;
     let mut means = Vec::new();
     let mut p99s = Vec::new();
     for seed in 1..=SEEDS {
-        let cfg = SimConfig::new(
+        let mut cfg = SimConfig::new(
             m,
             Policy::Seq,
             model(demand.clone(), None),
@@ -51,6 +55,7 @@ fn seq_runs(m: usize, rho: f64, demand: Demand) -> (f64, f64) {
             REQUESTS,
             seed,
         );
+        cfg.fast_path = !general;
         let s = run(&cfg).summary;
         means.push(s.latency_ms.mean);
         p99s.push(s.latency_ms.p99);
@@ -121,6 +126,17 @@ fn mm16_mean_matches_erlang_c() {
             &format!("M/M/16 rho {rho}"),
         );
     }
+}
+
+#[test]
+fn the_general_engine_matches_erlang_c_too() {
+    let (mean, _) = seq_runs_on(4, 0.8, Demand::Exp { mean_ms: 10.0 }, true);
+    assert_within(
+        mean,
+        erlang_c_mean(4, 0.8, 0.1),
+        0.02,
+        "M/M/4 rho 0.8, general engine",
+    );
 }
 
 #[test]
@@ -454,4 +470,66 @@ fn impossible_settings_are_refused_with_the_reason() {
             ..
         })
     ));
+}
+
+// ---------------------------------------------------------------------------------------
+// The dedicated loop for runs without shared cores
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn the_dedicated_loop_matches_the_general_engine() {
+    // Policies that never change degrees and fit their pool in the cores run on the
+    // dedicated loop; forcing the general engine must give the same requests.
+    let cases = [
+        (Policy::Seq, None),
+        (Policy::Fix { degree: 2 }, Some(4)),
+        (Policy::FixGate { degree: 2, gate: 5 }, Some(4)),
+        (
+            Policy::Rc {
+                threshold_ms: 15.0,
+                degree: 2,
+            },
+            Some(4),
+        ),
+    ];
+    for (policy, workers) in cases {
+        let mut cfg = SimConfig::new(
+            8,
+            policy.clone(),
+            model(
+                Demand::Exp { mean_ms: 10.0 },
+                Some(Speedup::Amdahl {
+                    serial_fraction: 0.1,
+                }),
+            ),
+            Arrivals::Poisson,
+            350.0,
+            30_000,
+            4,
+        );
+        cfg.workers = workers;
+        cfg.records = true;
+        let fast = run(&cfg);
+        cfg.fast_path = false;
+        let general = run(&cfg);
+        assert_eq!(fast.records.len(), general.records.len());
+        for (a, b) in fast.records.iter().zip(&general.records) {
+            assert_eq!(
+                (a.request, a.max_degree),
+                (b.request, b.max_degree),
+                "{policy:?}"
+            );
+            assert!(
+                (a.finish_ms - b.finish_ms).abs() < 1e-6,
+                "{policy:?}: {a:?} {b:?}"
+            );
+            assert!((a.start_ms - b.start_ms).abs() < 1e-6);
+        }
+        let (s, g) = (&fast.summary, &general.summary);
+        assert!((s.latency_ms.mean - g.latency_ms.mean).abs() < 1e-9 * g.latency_ms.mean);
+        assert_eq!(s.latency_ms.p99, g.latency_ms.p99);
+        assert!((s.cpu_utilization - g.cpu_utilization).abs() < 1e-9);
+        assert!((s.mean_threads - g.mean_threads).abs() < 1e-9);
+        assert_eq!(s.degree_distribution, g.degree_distribution);
+    }
 }

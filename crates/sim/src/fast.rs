@@ -1,0 +1,151 @@
+//! A dedicated loop for runs in which no core is ever shared.
+//!
+//! When the policy never changes a degree (no self-scheduling, so no boosting either) and
+//! its highest degree times the worker pool fits in the cores, every thread always has a
+//! core to itself. A request's completion time is then fixed when it starts: its work
+//! over s(d). This loop computes exactly what the general engine computes for such runs
+//! (the tests check that both give the same results) with a plain first-come,
+//! first-served multi-server queue, without weight classes or virtual clocks. SEQ with one
+//! worker per core, the M/M/m setting, is the common case.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use tailor_core::{seeded_rng, RequestDemand};
+
+use crate::config::SimConfig;
+use crate::engine::DEMAND_STREAM;
+use crate::measure::Measurements;
+use crate::report::RequestRecord;
+
+/// Whether the dedicated loop gives the same run as the general engine for `cfg`.
+pub(crate) fn applies(cfg: &SimConfig) -> bool {
+    cfg.fast_path
+        && !cfg.trace
+        && !cfg.policy.self_schedules()
+        && cfg.policy.uses_worker_pool()
+        && cfg.policy.max_degree().saturating_mul(cfg.worker_count()) <= cfg.cores
+}
+
+/// A request between arrival and completion.
+struct Slot {
+    index: usize,
+    arrival: f64,
+    start: f64,
+    finish: f64,
+    degree: usize,
+    demand: RequestDemand,
+}
+
+/// Runs the requests arriving at `arrivals` and returns their measurements.
+pub(crate) fn run(cfg: &SimConfig, arrivals: &[f64]) -> Measurements {
+    let mut m = Measurements::new(cfg);
+    let mut demand_rng = seeded_rng(cfg.seed ^ DEMAND_STREAM);
+    let workers = cfg.worker_count();
+    let mut slots: Vec<Slot> = Vec::with_capacity(workers * 2);
+    let mut free: Vec<usize> = Vec::new();
+    let mut queue: VecDeque<usize> = VecDeque::new();
+    // (finish time, slot): ties go to the lower slot.
+    let mut running: BinaryHeap<Reverse<(Finish, usize)>> = BinaryHeap::with_capacity(workers);
+    let mut load = 0usize;
+    let mut next = 0usize;
+    loop {
+        let completion = running.peek().map(|Reverse((t, _))| t.0);
+        let arrival = arrivals.get(next).copied();
+        // Completions before arrivals at equal times, as in the general engine.
+        let complete_first = match (completion, arrival) {
+            (Some(c), Some(a)) => c <= a,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+        };
+        if complete_first {
+            let Reverse((Finish(now), id)) = running.pop().expect("peeked");
+            debug_assert_eq!(now, slots[id].finish);
+            let s = &slots[id];
+            m.file(
+                cfg,
+                s.index,
+                RequestRecord {
+                    request: s.index + 1,
+                    arrival_ms: s.arrival,
+                    start_ms: s.start,
+                    finish_ms: now,
+                    work_ms: s.demand.work_ms,
+                    max_degree: s.degree,
+                    mean_degree: s.degree as f64,
+                    boosted: false,
+                },
+            );
+            free.push(id);
+            load -= 1;
+            if let Some(waiting) = queue.pop_front() {
+                let finish = start(cfg, &mut slots[waiting], now, load, &mut m);
+                running.push(Reverse((Finish(finish), waiting)));
+            }
+        } else {
+            let now = arrival.expect("present");
+            let demand = cfg.demand.sample(&mut demand_rng);
+            let slot = Slot {
+                index: next,
+                arrival: now,
+                start: 0.0,
+                finish: 0.0,
+                degree: 0,
+                demand,
+            };
+            next += 1;
+            let id = match free.pop() {
+                Some(id) => {
+                    slots[id] = slot;
+                    id
+                }
+                None => {
+                    slots.push(slot);
+                    slots.len() - 1
+                }
+            };
+            load += 1;
+            if running.len() < workers {
+                let finish = start(cfg, &mut slots[id], now, load, &mut m);
+                running.push(Reverse((Finish(finish), id)));
+            } else {
+                queue.push_back(id);
+            }
+        }
+    }
+    m
+}
+
+/// Starts a request at `now`: its degree from the policy, its threads' CPU in the totals.
+/// Returns when it will finish.
+fn start(cfg: &SimConfig, s: &mut Slot, now: f64, load: usize, m: &mut Measurements) -> f64 {
+    s.start = now;
+    s.degree = cfg.policy.start_degree(load, s.demand.work_ms);
+    let busy = s.demand.work_ms / s.demand.speedup.at(s.degree);
+    m.thread_time += s.degree as f64 * busy;
+    m.cpu_time += s.degree as f64 * busy;
+    s.finish = now + busy;
+    s.finish
+}
+
+/// A finish time, ordered plainly (never NaN: inputs are validated).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Finish(f64);
+impl Eq for Finish {}
+impl PartialOrd for Finish {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Finish {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        if self.0 < other.0 {
+            std::cmp::Ordering::Less
+        } else if self.0 > other.0 {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! What completed requests leave behind, and how a run's output is assembled from it.
+
+use tailor_core::{Arrivals, LatencyRecorder};
+
+use crate::config::SimConfig;
+use crate::report::{summarize, RequestRecord, SimOutput, TracePoint};
+
+/// Measurements gathered as requests complete, whichever loop ran them.
+#[derive(Debug, Default)]
+pub(crate) struct Measurements {
+    /// Latencies of the measured (post-warm-up) requests.
+    pub(crate) latency: LatencyRecorder,
+    /// (work, mean degree) of each measured request.
+    pub(crate) work_degree: Vec<(f64, f64)>,
+    /// Measured requests by their highest degree (index d - 1).
+    pub(crate) max_degrees: Vec<usize>,
+    /// Every request's latency by arrival index, kept only for phased arrivals.
+    pub(crate) latencies: Vec<f64>,
+    /// Every request's record, kept only when asked for.
+    pub(crate) records: Vec<RequestRecord>,
+    pub(crate) completed: usize,
+    /// When the last request finished.
+    pub(crate) end_ms: f64,
+    /// Integral of the threads serving requests, in thread x ms.
+    pub(crate) thread_time: f64,
+    /// CPU time used, in core x ms.
+    pub(crate) cpu_time: f64,
+}
+
+impl Measurements {
+    pub(crate) fn new(cfg: &SimConfig) -> Self {
+        let count = cfg.request_count();
+        let phased = matches!(cfg.arrivals, Arrivals::Phases(_));
+        Measurements {
+            work_degree: Vec::with_capacity(count - cfg.warmup_count().min(count)),
+            max_degrees: vec![0; cfg.policy.max_degree().max(1)],
+            latencies: if phased { vec![0.0; count] } else { Vec::new() },
+            ..Measurements::default()
+        }
+    }
+
+    /// Files one completed request (`index` from 0 in arrival order).
+    pub(crate) fn file(&mut self, cfg: &SimConfig, index: usize, r: RequestRecord) {
+        let latency = r.finish_ms - r.arrival_ms;
+        self.completed += 1;
+        self.end_ms = self.end_ms.max(r.finish_ms);
+        if index >= cfg.warmup_count() {
+            self.latency.record(latency);
+            self.work_degree.push((r.work_ms, r.mean_degree));
+            let top = self.max_degrees.len();
+            self.max_degrees[r.max_degree.clamp(1, top) - 1] += 1;
+        }
+        if !self.latencies.is_empty() {
+            self.latencies[index] = latency;
+        }
+        if cfg.records {
+            self.records.push(r);
+        }
+    }
+}
+
+/// The run's output from its measurements and trace.
+pub(crate) fn finish(cfg: &SimConfig, mut m: Measurements, trace: Vec<TracePoint>) -> SimOutput {
+    m.records.sort_by_key(|r| r.request);
+    let summary = summarize(cfg, &m);
+    SimOutput {
+        summary,
+        records: m.records,
+        trace,
+    }
+}
