@@ -17,6 +17,7 @@ use crate::config::SimConfig;
 use crate::engine::DEMAND_STREAM;
 use crate::measure::Measurements;
 use crate::report::RequestRecord;
+use crate::time::SimTime;
 
 /// Whether the dedicated loop gives the same run as the general engine for `cfg`.
 pub(crate) fn applies(cfg: &SimConfig) -> bool {
@@ -46,11 +47,11 @@ pub(crate) fn run(cfg: &SimConfig, arrivals: &[f64]) -> Measurements {
     let mut free: Vec<usize> = Vec::new();
     let mut queue: VecDeque<usize> = VecDeque::new();
     // (finish time, slot): ties go to the lower slot.
-    let mut running: BinaryHeap<Reverse<(Finish, usize)>> = BinaryHeap::with_capacity(workers);
+    let mut running: BinaryHeap<Reverse<(SimTime, usize)>> = BinaryHeap::with_capacity(workers);
     let mut load = 0usize;
     let mut next = 0usize;
     loop {
-        let completion = running.peek().map(|Reverse((t, _))| t.0);
+        let completion = running.peek().map(|Reverse((t, _))| t.ms());
         let arrival = arrivals.get(next).copied();
         // Completions before arrivals at equal times, as in the general engine.
         let complete_first = match (completion, arrival) {
@@ -60,7 +61,8 @@ pub(crate) fn run(cfg: &SimConfig, arrivals: &[f64]) -> Measurements {
             (None, None) => break,
         };
         if complete_first {
-            let Reverse((Finish(now), id)) = running.pop().expect("peeked");
+            let Reverse((finished, id)) = running.pop().expect("peeked");
+            let now = finished.ms();
             debug_assert_eq!(now, slots[id].finish);
             let s = &slots[id];
             m.file(
@@ -81,7 +83,7 @@ pub(crate) fn run(cfg: &SimConfig, arrivals: &[f64]) -> Measurements {
             load -= 1;
             if let Some(waiting) = queue.pop_front() {
                 let finish = start(cfg, &mut slots[waiting], now, load, &mut m);
-                running.push(Reverse((Finish(finish), waiting)));
+                running.push(Reverse((SimTime::from_ms(finish), waiting)));
             }
         } else {
             let now = arrival.expect("present");
@@ -108,7 +110,7 @@ pub(crate) fn run(cfg: &SimConfig, arrivals: &[f64]) -> Measurements {
             load += 1;
             if running.len() < workers {
                 let finish = start(cfg, &mut slots[id], now, load, &mut m);
-                running.push(Reverse((Finish(finish), id)));
+                running.push(Reverse((SimTime::from_ms(finish), id)));
             } else {
                 queue.push_back(id);
             }
@@ -127,25 +129,4 @@ fn start(cfg: &SimConfig, s: &mut Slot, now: f64, load: usize, m: &mut Measureme
     m.cpu_time += s.degree as f64 * busy;
     s.finish = now + busy;
     s.finish
-}
-
-/// A finish time, ordered plainly (never NaN: inputs are validated).
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Finish(f64);
-impl Eq for Finish {}
-impl PartialOrd for Finish {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Finish {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        if self.0 < other.0 {
-            std::cmp::Ordering::Less
-        } else if self.0 > other.0 {
-            std::cmp::Ordering::Greater
-        } else {
-            std::cmp::Ordering::Equal
-        }
-    }
 }
