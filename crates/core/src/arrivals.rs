@@ -116,27 +116,13 @@ impl Arrivals {
         count: usize,
         rng: &mut Rng,
     ) -> Result<Vec<f64>, ArrivalError> {
-        let check_rate = |r: f64| {
-            if r.is_finite() && (r / 1000.0).is_normal() && r > 0.0 {
-                Ok(())
-            } else {
-                Err(ArrivalError::BadRate(r))
-            }
-        };
         match self {
             Arrivals::Poisson => {
                 check_rate(rps)?;
                 Ok(accumulate(0.0, poisson_gaps(rps, count, rng)))
             }
             Arrivals::LogNormal { sd_ms } => {
-                check_rate(rps)?;
-                let mean_ms = 1000.0 / rps;
-                let overflow = ArrivalError::Overflow {
-                    mean_ms,
-                    sd_ms: *sd_ms,
-                };
-                let (mu, sigma) = lognormal_params(mean_ms, *sd_ms).ok_or(overflow.clone())?;
-                let dist = LogNormal::new(mu, sigma).map_err(|_| overflow)?;
+                let dist = lognormal_gaps(rps, *sd_ms)?;
                 let gaps: Vec<f64> = (0..count).map(|_| dist.sample(rng)).collect();
                 Ok(accumulate(0.0, gaps))
             }
@@ -162,6 +148,97 @@ impl Arrivals {
             }
         }
     }
+}
+
+/// Arrival times drawn one at a time, in order: the same times as
+/// [`Arrivals::generate`] for the same seed, without holding them all in memory.
+#[derive(Debug, Clone)]
+pub struct ArrivalStream {
+    source: Source,
+    left: usize,
+    now: f64,
+    rng: Rng,
+}
+
+#[derive(Debug, Clone)]
+enum Source {
+    Poisson(Exp<f64>),
+    LogNormal(LogNormal<f64>),
+    Replay(std::vec::IntoIter<f64>),
+}
+
+impl Iterator for ArrivalStream {
+    type Item = f64;
+
+    fn next(&mut self) -> Option<f64> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        match &mut self.source {
+            Source::Poisson(exp) => {
+                self.now += exp.sample(&mut self.rng);
+                Some(self.now)
+            }
+            Source::LogNormal(dist) => {
+                self.now += dist.sample(&mut self.rng);
+                Some(self.now)
+            }
+            Source::Replay(times) => times.next(),
+        }
+    }
+}
+
+impl Arrivals {
+    /// Like [`Arrivals::generate`], but drawing the times as they are consumed. Poisson
+    /// and log-normal arrivals are streamed; traces and phases are replayed.
+    pub fn stream(
+        &self,
+        rps: f64,
+        count: usize,
+        mut rng: Rng,
+    ) -> Result<ArrivalStream, ArrivalError> {
+        let source = match self {
+            Arrivals::Poisson => {
+                check_rate(rps)?;
+                Source::Poisson(Exp::new(rps / 1000.0).expect("a positive rate is valid"))
+            }
+            Arrivals::LogNormal { sd_ms } => Source::LogNormal(lognormal_gaps(rps, *sd_ms)?),
+            _ => {
+                let times = self.generate(rps, count, &mut rng)?;
+                let left = times.len();
+                return Ok(ArrivalStream {
+                    source: Source::Replay(times.into_iter()),
+                    left,
+                    now: 0.0,
+                    rng,
+                });
+            }
+        };
+        Ok(ArrivalStream {
+            source,
+            left: count,
+            now: 0.0,
+            rng,
+        })
+    }
+}
+
+fn check_rate(r: f64) -> Result<(), ArrivalError> {
+    if r.is_finite() && (r / 1000.0).is_normal() && r > 0.0 {
+        Ok(())
+    } else {
+        Err(ArrivalError::BadRate(r))
+    }
+}
+
+/// The inter-arrival distribution of `lognormal:SD_MS` at `rps`.
+fn lognormal_gaps(rps: f64, sd_ms: f64) -> Result<LogNormal<f64>, ArrivalError> {
+    check_rate(rps)?;
+    let mean_ms = 1000.0 / rps;
+    let overflow = ArrivalError::Overflow { mean_ms, sd_ms };
+    let (mu, sigma) = lognormal_params(mean_ms, sd_ms).ok_or(overflow.clone())?;
+    LogNormal::new(mu, sigma).map_err(|_| overflow)
 }
 
 fn poisson_gaps(rps: f64, count: usize, rng: &mut Rng) -> Vec<f64> {
@@ -263,6 +340,20 @@ mod tests {
         assert_eq!(e.location.line, Some(3));
         assert!(parse_trace("arrival_ms\n-1\n", "t.csv").is_err());
         assert!(parse_trace("when\n1\n", "t.csv").is_err());
+    }
+
+    #[test]
+    fn streams_match_generated_arrivals() {
+        for a in [
+            Arrivals::Poisson,
+            Arrivals::LogNormal { sd_ms: 3.0 },
+            Arrivals::parse("phases:50*10,20*10").unwrap(),
+            Arrivals::Trace(vec![0.0, 1.0, 1.0, 7.5]),
+        ] {
+            let all = a.generate(50.0, 4, &mut seeded_rng(3)).unwrap();
+            let streamed: Vec<f64> = a.stream(50.0, 4, seeded_rng(3)).unwrap().collect();
+            assert_eq!(all, streamed, "{a:?}");
+        }
     }
 
     #[test]

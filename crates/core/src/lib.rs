@@ -16,7 +16,7 @@ mod speedup;
 mod summary;
 mod table;
 
-pub use arrivals::{parse_trace, read_trace, ArrivalError, Arrivals, Phase};
+pub use arrivals::{parse_trace, read_trace, ArrivalError, ArrivalStream, Arrivals, Phase};
 pub use demand::{lognormal_params, Demand, DemandModel, RequestDemand};
 pub use distribution::{Bin, BinnedDistribution, PROBABILITY_TOLERANCE};
 pub use error::{Location, ReadError, ReadErrorKind, SpecError};

@@ -12,7 +12,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use tailor_core::{seeded_rng, Admission, Policy, Speedup};
+use tailor_core::{seeded_rng, Admission, ArrivalStream, Policy, Speedup};
 
 use crate::config::{SimConfig, SimError};
 use crate::cpu::{nice_weight, shares};
@@ -112,8 +112,9 @@ pub(crate) struct Engine<'c> {
     cores: f64,
     now: SimTime,
     events: EventQueue<Event>,
-    /// Intended arrival times, in order, and the index of the next to arrive.
-    arrivals: Vec<f64>,
+    /// Intended arrival times, drawn in order; the next one, and its index.
+    arrivals: ArrivalStream,
+    upcoming: Option<f64>,
     next_arrival: usize,
     /// Draws each request's demand as it arrives.
     demand_rng: tailor_core::Rng,
@@ -142,12 +143,11 @@ pub(crate) struct Engine<'c> {
 pub fn simulate(cfg: &SimConfig) -> Result<SimOutput, SimError> {
     cfg.validate()?;
     let count = cfg.request_count();
-    let arrivals = cfg
-        .arrivals
-        .generate(cfg.rps, count, &mut seeded_rng(cfg.seed))?;
+    let mut arrivals = cfg.arrivals.stream(cfg.rps, count, seeded_rng(cfg.seed))?;
     if fast::applies(cfg) {
-        return Ok(finish(cfg, fast::run(cfg, &arrivals), Vec::new()));
+        return Ok(finish(cfg, fast::run(cfg, arrivals), Vec::new()));
     }
+    let upcoming = arrivals.next();
     let mut engine = Engine {
         cfg,
         policy: &cfg.policy,
@@ -155,6 +155,7 @@ pub fn simulate(cfg: &SimConfig) -> Result<SimOutput, SimError> {
         now: SimTime::ZERO,
         events: EventQueue::new(),
         arrivals,
+        upcoming,
         next_arrival: 0,
         demand_rng: seeded_rng(cfg.seed ^ DEMAND_STREAM),
         reqs: Vec::new(),
@@ -180,10 +181,7 @@ impl Engine<'_> {
         // order they were scheduled.
         loop {
             let completion = self.next_completion();
-            let arrival = self
-                .arrivals
-                .get(self.next_arrival)
-                .map(|t| SimTime::from_ms(*t));
+            let arrival = self.upcoming.map(SimTime::from_ms);
             let event = self.events.peek_time();
             // The earliest of the three; ties keep that order.
             let mut first: Option<(SimTime, u8)> = completion.map(|c| (c.0, 0));
@@ -203,7 +201,8 @@ impl Engine<'_> {
                     self.advance(t);
                     let index = self.next_arrival;
                     self.next_arrival += 1;
-                    let id = self.admit_slot(index);
+                    self.upcoming = self.arrivals.next();
+                    let id = self.admit_slot(index, t);
                     self.arrive(id);
                 }
                 Some(_) => {
@@ -290,8 +289,8 @@ impl Engine<'_> {
         }
     }
 
-    /// Draws the demand of request `index` and gives it a slot.
-    fn admit_slot(&mut self, index: usize) -> usize {
+    /// Draws the demand of request `index`, arriving at `arrival`, and gives it a slot.
+    fn admit_slot(&mut self, index: usize, arrival: SimTime) -> usize {
         let d = self.cfg.demand.sample(&mut self.demand_rng);
         let id = self.free.pop().unwrap_or_else(|| {
             self.reqs.push(Req {
@@ -320,7 +319,7 @@ impl Engine<'_> {
         // check events of its last request stay stale.
         let r = &mut self.reqs[id];
         r.index = index;
-        r.arrival = SimTime::from_ms(self.arrivals[index]);
+        r.arrival = arrival;
         r.work = d.work_ms;
         r.speedup = d.speedup;
         r.state = State::Waiting;

@@ -11,7 +11,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use tailor_core::{seeded_rng, RequestDemand};
+use tailor_core::{seeded_rng, ArrivalStream, RequestDemand};
 
 use crate::config::SimConfig;
 use crate::engine::DEMAND_STREAM;
@@ -39,7 +39,7 @@ struct Slot {
 }
 
 /// Runs the requests arriving at `arrivals` and returns their measurements.
-pub(crate) fn run(cfg: &SimConfig, arrivals: &[f64]) -> Measurements {
+pub(crate) fn run(cfg: &SimConfig, mut arrivals: ArrivalStream) -> Measurements {
     let mut m = Measurements::new(cfg);
     let mut demand_rng = seeded_rng(cfg.seed ^ DEMAND_STREAM);
     let workers = cfg.worker_count();
@@ -50,9 +50,10 @@ pub(crate) fn run(cfg: &SimConfig, arrivals: &[f64]) -> Measurements {
     let mut running: BinaryHeap<Reverse<(SimTime, usize)>> = BinaryHeap::with_capacity(workers);
     let mut load = 0usize;
     let mut next = 0usize;
+    let mut upcoming = arrivals.next();
     loop {
         let completion = running.peek().map(|Reverse((t, _))| t.ms());
-        let arrival = arrivals.get(next).copied();
+        let arrival = upcoming;
         // Completions before arrivals at equal times, as in the general engine.
         let complete_first = match (completion, arrival) {
             (Some(c), Some(a)) => c <= a,
@@ -87,6 +88,7 @@ pub(crate) fn run(cfg: &SimConfig, arrivals: &[f64]) -> Measurements {
             }
         } else {
             let now = arrival.expect("present");
+            upcoming = arrivals.next();
             let demand = cfg.demand.sample(&mut demand_rng);
             let slot = Slot {
                 index: next,
