@@ -66,7 +66,8 @@ pub(crate) struct SimulateArgs {
     /// Requests left out of the statistics at the start (default: 5%).
     #[arg(long)]
     warmup: Option<usize>,
-    /// Worker threads for policies with a pool, all but FM (default: one per core).
+    /// Worker threads for policies with a pool, all but FM, which admits by its table
+    /// and ignores this (default: one per core).
     #[arg(long)]
     workers: Option<usize>,
     /// Nice value of FM's boosted threads (ordinary threads run at nice 0).

@@ -2,6 +2,15 @@
 
 use tailor_core::{ArrivalError, Arrivals, DemandModel, Policy};
 
+/// The shortest self-scheduling quantum, in ms.
+const MIN_QUANTUM_MS: f64 = 1e-3;
+/// The most requests a run may have.
+const MAX_REQUESTS: usize = 1_000_000_000;
+/// The highest degree a policy may give a request.
+const MAX_DEGREE: usize = 1024;
+/// The longest span of arrivals, in ms: past it, f64 times are coarser than 0.2 us.
+const MAX_SPAN_MS: f64 = 1e12;
+
 /// A simulation run's settings.
 #[derive(Debug, Clone)]
 pub struct SimConfig {
@@ -33,6 +42,7 @@ pub struct SimConfig {
     pub trace: bool,
     /// Whether to keep a record of every request.
     pub records: bool,
+
     /// Whether runs in which no core is ever shared may use the dedicated loop, which
     /// gives the same results faster (off only to check that claim).
     pub fast_path: bool,
@@ -82,6 +92,27 @@ impl SimConfig {
         self.workers.unwrap_or(self.cores)
     }
 
+    /// The arrival rate the run sustains: the phases' overall rate, the trace's, or `rps`.
+    pub fn sustained_rps(&self) -> f64 {
+        match &self.arrivals {
+            Arrivals::Phases(phases) => {
+                let count: usize = phases.iter().map(|p| p.count).sum();
+                let seconds: f64 = phases.iter().map(|p| p.count as f64 / p.rps).sum();
+                count as f64 / seconds
+            }
+            Arrivals::Trace(times) => {
+                let span =
+                    times.last().copied().unwrap_or(0.0) - times.first().copied().unwrap_or(0.0);
+                if span > 0.0 {
+                    1000.0 * (times.len() - 1) as f64 / span
+                } else {
+                    self.rps
+                }
+            }
+            _ => self.rps,
+        }
+    }
+
     /// Refuses settings that are malformed or cannot make sense.
     pub fn validate(&self) -> Result<(), SimError> {
         let bad = |name, reason: String| Err(SimError::BadArgument { name, reason });
@@ -94,10 +125,31 @@ impl SimConfig {
         if self.request_count() == 0 {
             return bad("--requests", "must be at least 1".into());
         }
-        if !(self.quantum_ms.is_finite() && self.quantum_ms > 0.0) {
+        if !(self.quantum_ms.is_finite() && self.quantum_ms >= MIN_QUANTUM_MS) {
             return bad(
                 "--quantum-ms",
-                format!("must be positive, found {}", self.quantum_ms),
+                format!(
+                    "must be at least {MIN_QUANTUM_MS} ms (1 us), found {}",
+                    self.quantum_ms
+                ),
+            );
+        }
+        if self.request_count() > MAX_REQUESTS {
+            return bad(
+                "--requests",
+                format!(
+                    "{} is more than the {MAX_REQUESTS} a run may have",
+                    self.request_count()
+                ),
+            );
+        }
+        if !(-20..=19).contains(&self.boost_nice) {
+            return bad(
+                "--boost-nice",
+                format!(
+                    "must be a nice value in -20..=19, found {}",
+                    self.boost_nice
+                ),
             );
         }
         if let Some(t) = self.target_ms {
@@ -119,6 +171,12 @@ impl SimConfig {
             return bad("--workers", "must be at least 1".into());
         }
         let degree = self.policy.max_degree();
+        if degree > MAX_DEGREE {
+            return bad(
+                "--policy",
+                format!("degree {degree} is more than the {MAX_DEGREE} a request may have"),
+            );
+        }
         if let Some(known) = self.demand.known_degrees() {
             if degree > known {
                 return Err(SimError::DegreeBeyondSpeedups {
@@ -140,9 +198,27 @@ impl SimConfig {
             _ => Some(self.rps),
         };
         if let Some(rps) = sustained_rps {
-            let utilization = rps * self.demand.mean_work_ms() / (1000.0 * self.cores as f64);
+            // SEQ's capacity: one request per core, or per worker if the pool is smaller.
+            let servers = if self.policy.uses_worker_pool() {
+                self.cores.min(self.worker_count())
+            } else {
+                self.cores
+            };
+            let utilization = rps * self.demand.mean_work_ms() / (1000.0 * servers as f64);
             if utilization >= 1.0 {
                 return Err(SimError::Overload { rps, utilization });
+            }
+            let span_ms = self.request_count() as f64 * 1000.0 / rps;
+            if span_ms > MAX_SPAN_MS {
+                return bad(
+                    "--rps",
+                    format!(
+                        "{} requests at {rps} rps span about {span_ms:.3e} ms; simulated times \
+                         lose sub-microsecond precision past {MAX_SPAN_MS:.0e} ms: raise \
+                         --rps or lower --requests",
+                        self.request_count()
+                    ),
+                );
             }
         }
         Ok(())

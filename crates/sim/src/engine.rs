@@ -22,6 +22,10 @@ use crate::queue::EventQueue;
 use crate::report::{RequestRecord, SimOutput, TracePoint};
 use crate::time::SimTime;
 
+/// A completion this close (in ms) before or after another event counts as tied with it
+/// and goes first; finish times computed in different ways differ by far less.
+pub(crate) const TIE_MS: f64 = 1e-9;
+
 /// Salt that separates the demand stream from the arrival stream of a seed.
 pub(crate) const DEMAND_STREAM: u64 = 0x9E37_79B9_7F4A_7C15;
 
@@ -126,6 +130,8 @@ pub(crate) struct Engine<'c> {
     running: Vec<usize>,
     /// First come, first served: requests waiting for a worker or for an exit.
     queue: VecDeque<usize>,
+    /// Requests waiting out an FM admission delay v0.
+    delayed: usize,
     /// [ordinary, boosted]
     classes: [Class; 2],
     weights: [f64; 2],
@@ -163,6 +169,7 @@ pub fn simulate(cfg: &SimConfig) -> Result<SimOutput, SimError> {
         load: 0,
         running: Vec::new(),
         queue: VecDeque::new(),
+        delayed: 0,
         classes: [Class::default(), Class::default()],
         weights: [nice_weight(0), nice_weight(cfg.boost_nice)],
         shares_for: (0, 0),
@@ -183,15 +190,19 @@ impl Engine<'_> {
             let completion = self.next_completion();
             let arrival = self.upcoming.map(SimTime::from_ms);
             let event = self.events.peek_time();
-            // The earliest of the three; ties keep that order.
+            // The earliest of the three; ties keep that order, and a completion within
+            // TIE_MS of the next arrival or event counts as tied with it, so that rounding
+            // in how a finish time was computed cannot reorder them.
             let mut first: Option<(SimTime, u8)> = completion.map(|c| (c.0, 0));
             if let Some(t) = arrival {
-                if first.is_none_or(|(f, _)| t < f) {
+                if first.is_none_or(|(f, k)| t < f && !(k == 0 && f.ms() - t.ms() <= TIE_MS)) {
                     first = Some((t, 1));
                 }
             }
             if let Some(t) = event {
-                if first.is_none_or(|(f, _)| t < f) {
+                let before =
+                    |(f, k): (SimTime, u8)| t < f && !(k == 0 && f.ms() - t.ms() <= TIE_MS);
+                if first.is_none_or(before) {
                     first = Some((t, 2));
                 }
             }
@@ -279,7 +290,10 @@ impl Engine<'_> {
 
     fn handle(&mut self, event: Event) {
         match event {
-            Event::DelayedStart(id) => self.start(id),
+            Event::DelayedStart(id) => {
+                self.delayed -= 1;
+                self.start(id, false);
+            }
             Event::Check(id, version, tick) => {
                 let r = &self.reqs[id];
                 if r.state == State::Running && r.check_version == version {
@@ -338,22 +352,35 @@ impl Engine<'_> {
         self.reqs[id].state = State::Waiting;
         if self.policy.uses_worker_pool() {
             if self.running.len() < self.cfg.worker_count() {
-                self.start(id);
+                self.start(id, false);
             } else {
                 self.queue.push_back(id);
             }
         } else {
             match self.policy.admission(self.load) {
-                Admission::Now => self.start(id),
-                Admission::Delay(ms) => self.events.push(self.now + ms, Event::DelayedStart(id)),
+                Admission::Now => self.start(id, false),
+                Admission::Delay(ms) => {
+                    self.delayed += 1;
+                    self.events.push(self.now + ms, Event::DelayedStart(id));
+                }
+                // With nothing running or about to run, no exit would ever come: start.
+                Admission::OnExit if self.running.is_empty() && self.delayed == 0 => {
+                    self.start(id, true)
+                }
                 Admission::OnExit => self.queue.push_back(id),
             }
         }
         self.load_changed();
     }
 
-    fn start(&mut self, id: usize) {
-        let degree = self.policy.start_degree(self.load, self.reqs[id].work);
+    /// Starts request `id`. One admitted on an exit starts at degree 1 and follows its
+    /// row from there (shared/spec/formats.md, `admit_on_exit`).
+    fn start(&mut self, id: usize, after_exit: bool) {
+        let degree = if after_exit {
+            1
+        } else {
+            self.policy.start_degree(self.load, self.reqs[id].work)
+        };
         let r = &mut self.reqs[id];
         r.state = State::Running;
         r.start = self.now;
@@ -441,7 +468,7 @@ impl Engine<'_> {
         while (k as f64) * q < executed {
             k += 1;
         }
-        let elapsed_ticks = ((self.now - r.start) / q).ceil().max(0.0) as u64;
+        let elapsed_ticks = ((self.now - r.start) / q - 1e-9).ceil().max(0.0) as u64;
         let k = k.max(r.last_tick + 1).max(elapsed_ticks);
         if r.next_tick == Some(k) {
             return;
@@ -493,7 +520,8 @@ impl Engine<'_> {
         self.free.push(id);
         // A worker, or an exit, frees the head of the queue.
         if let Some(next) = self.queue.pop_front() {
-            self.start(next);
+            let after_exit = !self.policy.uses_worker_pool();
+            self.start(next, after_exit);
         }
         self.load_changed();
     }
@@ -515,8 +543,13 @@ impl Engine<'_> {
                     point.boosted_threads,
                 )
         });
-        if !same {
-            self.trace.push(point);
+        if same {
+            return;
+        }
+        // Events at the same instant leave one row: the state after the last of them.
+        match self.trace.last_mut() {
+            Some(last) if last.time_ms == point.time_ms => *last = point,
+            _ => self.trace.push(point),
         }
     }
 

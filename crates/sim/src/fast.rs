@@ -14,7 +14,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use tailor_core::{seeded_rng, ArrivalStream, RequestDemand};
 
 use crate::config::SimConfig;
-use crate::engine::DEMAND_STREAM;
+use crate::engine::{DEMAND_STREAM, TIE_MS};
 use crate::measure::Measurements;
 use crate::report::RequestRecord;
 use crate::time::SimTime;
@@ -43,20 +43,23 @@ pub(crate) fn run(cfg: &SimConfig, mut arrivals: ArrivalStream) -> Measurements 
     let mut m = Measurements::new(cfg);
     let mut demand_rng = seeded_rng(cfg.seed ^ DEMAND_STREAM);
     let workers = cfg.worker_count();
-    let mut slots: Vec<Slot> = Vec::with_capacity(workers * 2);
+    // Capacities grow with use; a huge pool must not reserve memory up front.
+    let mut slots: Vec<Slot> = Vec::with_capacity(workers.min(1024));
     let mut free: Vec<usize> = Vec::new();
     let mut queue: VecDeque<usize> = VecDeque::new();
     // (finish time, slot): ties go to the lower slot.
-    let mut running: BinaryHeap<Reverse<(SimTime, usize)>> = BinaryHeap::with_capacity(workers);
+    let mut running: BinaryHeap<Reverse<(SimTime, usize)>> =
+        BinaryHeap::with_capacity(workers.min(1024));
     let mut load = 0usize;
     let mut next = 0usize;
     let mut upcoming = arrivals.next();
     loop {
         let completion = running.peek().map(|Reverse((t, _))| t.ms());
         let arrival = upcoming;
-        // Completions before arrivals at equal times, as in the general engine.
+        // Completions before arrivals at equal times (within TIE_MS), as in the
+        // general engine.
         let complete_first = match (completion, arrival) {
-            (Some(c), Some(a)) => c <= a,
+            (Some(c), Some(a)) => c <= a + TIE_MS,
             (Some(_), None) => true,
             (None, Some(_)) => false,
             (None, None) => break,

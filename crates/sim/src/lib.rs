@@ -30,7 +30,10 @@
 //!   general engine (`engine.rs`). Tests check that both give the same results.
 //!
 //! Latency runs from the intended arrival to completion, queueing included. The first 5%
-//! of requests are warm-up and are left out of the statistics.
+//! of requests are warm-up and are left out of the run's statistics; per-phase
+//! statistics of phased arrivals cover every request of each phase. A request admitted
+//! on an exit (FM's e1) starts at degree 1 and follows its row from there. A request that
+//! starts at the maximum degree has reached it, and may be boosted at once.
 
 mod config;
 mod cpu;

@@ -32,7 +32,8 @@ impl Measurements {
         let count = cfg.request_count();
         let phased = matches!(cfg.arrivals, Arrivals::Phases(_));
         Measurements {
-            work_degree: Vec::with_capacity(count - cfg.warmup_count().min(count)),
+            // Reserve at most a million up front; more grow as they come.
+            work_degree: Vec::with_capacity((count - cfg.warmup_count().min(count)).min(1 << 20)),
             max_degrees: vec![0; cfg.policy.max_degree().max(1)],
             latencies: if phased { vec![0.0; count] } else { Vec::new() },
             ..Measurements::default()

@@ -118,7 +118,7 @@ pub(crate) fn summarize(cfg: &SimConfig, m: &Measurements) -> RunSummary {
         engine: "sim".into(),
         policy: cfg.policy.name(),
         cores: cfg.cores,
-        rps: cfg.rps,
+        rps: cfg.sustained_rps(),
         requests: cfg.request_count(),
         completed: m.completed,
         rejected: 0,

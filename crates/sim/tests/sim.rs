@@ -533,3 +533,125 @@ fn the_dedicated_loop_matches_the_general_engine() {
         assert_eq!(s.degree_distribution, g.degree_distribution);
     }
 }
+
+#[test]
+fn both_loops_break_exact_ties_alike() {
+    // Found in review: decimal arrival times and work make a completion and an arrival
+    // coincide up to rounding; the two loops computed the finish differently and once
+    // ordered them differently, changing the load the gate saw.
+    for (times, work) in [
+        (vec![0.2, 0.4, 1.2, 1.3, 1.3, 1.4], 0.1),
+        (vec![0.1, 0.3, 0.3, 0.6, 0.7, 0.9, 1.0, 1.1], 0.2),
+        (vec![0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6], 0.3),
+    ] {
+        let mut cfg = SimConfig::new(
+            4,
+            Policy::FixGate { degree: 2, gate: 2 },
+            model(Demand::Const { ms: work }, None),
+            trace_arrivals(&times),
+            1.0,
+            times.len(),
+            1,
+        );
+        cfg.workers = Some(2);
+        cfg.warmup = Some(0);
+        cfg.records = true;
+        let fast = run(&cfg);
+        cfg.fast_path = false;
+        let general = run(&cfg);
+        for (a, b) in fast.records.iter().zip(&general.records) {
+            assert_eq!(a.max_degree, b.max_degree, "{times:?}: {a:?} {b:?}");
+            assert!((a.finish_ms - b.finish_ms).abs() < 1e-9, "{a:?} {b:?}");
+        }
+    }
+}
+
+#[test]
+fn an_admit_on_exit_first_row_still_serves_every_request() {
+    // Found in review: with e1 at load 1 and nothing running, no exit would ever come.
+    let t = table(
+        vec![(vec![100.0, 0.0, 0.0], true), (vec![100.0, 0.0, 0.0], true)],
+        3,
+    );
+    let mut cfg = SimConfig::new(
+        4,
+        Policy::Fm {
+            table: t,
+            boost: false,
+        },
+        exp10(),
+        Arrivals::Poisson,
+        100.0,
+        2_000,
+        1,
+    );
+    cfg.records = true;
+    let out = run(&cfg);
+    assert_eq!(out.summary.completed, 2_000);
+    // Admitted on an exit, a request starts at degree 1 and its row (all zeros after v0)
+    // then raises it to 3 at the first quantum.
+    assert!(out.records.iter().all(|r| r.max_degree >= 1));
+}
+
+#[test]
+fn settings_that_would_hang_or_exhaust_memory_are_refused() {
+    let base = SimConfig::new(4, Policy::Seq, exp10(), Arrivals::Poisson, 100.0, 100, 1);
+    for (cfg, flag) in [
+        (
+            SimConfig {
+                policy: Policy::Interval {
+                    interval_ms: 100.0,
+                    max_degree: 4,
+                },
+                quantum_ms: 1e-18,
+                ..base.clone()
+            },
+            "--quantum-ms",
+        ),
+        (
+            SimConfig {
+                policy: Policy::Fix { degree: usize::MAX },
+                ..base.clone()
+            },
+            "--policy",
+        ),
+        (
+            SimConfig {
+                requests: usize::MAX,
+                ..base.clone()
+            },
+            "--requests",
+        ),
+        (
+            SimConfig {
+                rps: 1e-12,
+                ..base.clone()
+            },
+            "--rps",
+        ),
+        (
+            SimConfig {
+                boost_nice: 40,
+                ..base.clone()
+            },
+            "--boost-nice",
+        ),
+        (
+            SimConfig {
+                workers: Some(1),
+                rps: 150.0,
+                ..base.clone()
+            },
+            "overload",
+        ),
+    ] {
+        let err = simulate(&cfg).unwrap_err();
+        assert!(err.to_string().contains(flag), "{err} should name {flag}");
+    }
+    // A huge core count is fine: nothing is reserved per core.
+    let cfg = SimConfig {
+        cores: 1_000_000_000_000,
+        ..base
+    };
+    assert_eq!(run(&cfg).summary.completed, 100);
+}
