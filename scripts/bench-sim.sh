@@ -28,14 +28,19 @@ for _ in 1 2 3; do
 done
 
 N=${SIMPY_REQUESTS:-1000000}
-echo "3. M/M/16 at 1200 rps, exp:10: tailor with 5,000,000 requests (3 runs), SimPy with $N (3 runs)"
+echo "3. M/M/16 at 1200 rps, exp:10: tailor with 5,000,000 requests and SimPy with $N,"
+echo "   interleaved, 3 rounds; rates in requests per second"
 python3 -m venv "$dir/venv"
 "$dir/venv/bin/pip" install --quiet simpy
-for _ in 1 2 3; do
-  /usr/bin/time -f "  tailor: 5000000 requests in %e s" $T simulate --cores 16 --policy seq \
-    --demand exp:10 --arrivals poisson --rps 1200 --requests 5000000 --seed 1 > /dev/null
-done
-for _ in 1 2 3; do
-  "$dir/venv/bin/python" scripts/simpy_mmm.py 16 1200 10 "$N"
+ratios=()
+for round in 1 2 3; do
+  start=$(date +%s.%N)
+  $T simulate --cores 16 --policy seq --demand exp:10 --arrivals poisson --rps 1200 \
+    --requests 5000000 --seed 1 > /dev/null
+  end=$(date +%s.%N)
+  tailor_rate=$(python3 -c "print(5000000 / ($end - $start))")
+  simpy_line=$("$dir/venv/bin/python" scripts/simpy_mmm.py 16 1200 10 "$N")
+  simpy_rate=$(echo "$simpy_line" | sed -E 's/.* = ([0-9,]+) requests.*/\1/' | tr -d ,)
+  python3 -c "print(f'  round $round: tailor {$tailor_rate:,.0f}/s, SimPy {$simpy_rate:,.0f}/s, ratio {$tailor_rate/$simpy_rate:.1f}x')"
 done
 rm -rf "$dir"

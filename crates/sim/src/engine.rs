@@ -562,7 +562,6 @@ impl Engine<'_> {
             r.max_degree as f64
         };
         self.measured.file(
-            self.cfg,
             r.index,
             RequestRecord {
                 request: r.index + 1,

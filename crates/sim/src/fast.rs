@@ -70,7 +70,6 @@ pub(crate) fn run(cfg: &SimConfig, mut arrivals: ArrivalStream) -> Measurements 
             debug_assert_eq!(now, slots[id].finish);
             let s = &slots[id];
             m.file(
-                cfg,
                 s.index,
                 RequestRecord {
                     request: s.index + 1,

@@ -25,6 +25,10 @@ pub(crate) struct Measurements {
     pub(crate) thread_time: f64,
     /// CPU time used, in core x ms.
     pub(crate) cpu_time: f64,
+    /// Requests with a lower index are warm-up (looked up once).
+    warmup: usize,
+    /// Whether to keep every request's record (looked up once).
+    keep_records: bool,
 }
 
 impl Measurements {
@@ -36,16 +40,19 @@ impl Measurements {
             work_degree: Vec::with_capacity((count - cfg.warmup_count().min(count)).min(1 << 20)),
             max_degrees: vec![0; cfg.policy.max_degree().max(1)],
             latencies: if phased { vec![0.0; count] } else { Vec::new() },
+            warmup: cfg.warmup_count(),
+            keep_records: cfg.records,
             ..Measurements::default()
         }
     }
 
     /// Files one completed request (`index` from 0 in arrival order).
-    pub(crate) fn file(&mut self, cfg: &SimConfig, index: usize, r: RequestRecord) {
+    #[inline]
+    pub(crate) fn file(&mut self, index: usize, r: RequestRecord) {
         let latency = r.finish_ms - r.arrival_ms;
         self.completed += 1;
         self.end_ms = self.end_ms.max(r.finish_ms);
-        if index >= cfg.warmup_count() {
+        if index >= self.warmup {
             self.latency.record(latency);
             self.work_degree.push((r.work_ms, r.mean_degree));
             let top = self.max_degrees.len();
@@ -54,7 +61,7 @@ impl Measurements {
         if !self.latencies.is_empty() {
             self.latencies[index] = latency;
         }
-        if cfg.records {
+        if self.keep_records {
             self.records.push(r);
         }
     }
@@ -63,7 +70,7 @@ impl Measurements {
 /// The run's output from its measurements and trace.
 pub(crate) fn finish(cfg: &SimConfig, mut m: Measurements, trace: Vec<TracePoint>) -> SimOutput {
     m.records.sort_by_key(|r| r.request);
-    let summary = summarize(cfg, &m);
+    let summary = summarize(cfg, &mut m);
     SimOutput {
         summary,
         records: m.records,

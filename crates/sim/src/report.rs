@@ -92,10 +92,10 @@ pub fn write_trace(trace: &[TracePoint], mut out: impl Write) -> io::Result<()> 
     Ok(())
 }
 
-pub(crate) fn summarize(cfg: &SimConfig, m: &Measurements) -> RunSummary {
+pub(crate) fn summarize(cfg: &SimConfig, m: &mut Measurements) -> RunSummary {
     let end = m.end_ms;
     // The shortest and longest 5% by work are found by selection, not a full sort.
-    let mut by_work = m.work_degree.clone();
+    let mut by_work = std::mem::take(&mut m.work_degree);
     let mean_degree_of = |rs: &[(f64, f64)]| {
         if rs.is_empty() {
             0.0
@@ -107,10 +107,10 @@ pub(crate) fn summarize(cfg: &SimConfig, m: &Measurements) -> RunSummary {
     let five = (by_work.len() / 20).max(1).min(by_work.len());
     let (mut shortest, mut longest) = (0.0, 0.0);
     if five > 0 {
-        by_work.select_nth_unstable_by(five - 1, |a, b| a.0.total_cmp(&b.0));
+        by_work.select_nth_unstable_by(five - 1, by_work_order);
         shortest = mean_degree_of(&by_work[..five]);
         let at = by_work.len() - five;
-        by_work.select_nth_unstable_by(at, |a, b| a.0.total_cmp(&b.0));
+        by_work.select_nth_unstable_by(at, by_work_order);
         longest = mean_degree_of(&by_work[at..]);
     }
     let measured = m.work_degree.len().max(1) as f64;
@@ -162,4 +162,10 @@ fn phase_stats(cfg: &SimConfig, latencies: &[f64]) -> Vec<PhaseStats> {
             }
         })
         .collect()
+}
+
+/// Orders (work, degree) pairs by work; works are finite (validated inputs), so a plain
+/// comparison, cheaper than `total_cmp`, is a total order here.
+fn by_work_order(a: &(f64, f64), b: &(f64, f64)) -> std::cmp::Ordering {
+    a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal)
 }
