@@ -73,16 +73,20 @@ pub fn plan_rc(
     coarse.push(round(sorted[sorted.len() - 1]) + 0.01);
     coarse.dedup();
 
-    let mut candidates = Vec::new();
-    for degree in 2..=max_degree {
-        let results: Vec<RcCandidate> = coarse
+    // Evaluates thresholds at one degree, in parallel.
+    let try_all = |thresholds: &[f64], degree: usize| -> Vec<RcCandidate> {
+        thresholds
             .par_iter()
             .map(|&t| RcCandidate {
                 threshold_ms: t,
                 degree,
                 p99_ms: evaluate(t, degree),
             })
-            .collect();
+            .collect()
+    };
+    let mut candidates = Vec::new();
+    for degree in 2..=max_degree {
+        let results = try_all(&coarse, degree);
         let best = best_index(&results);
         let mut refine = Vec::new();
         for neighbour in [best.checked_sub(1), Some(best + 1)].into_iter().flatten() {
@@ -94,15 +98,7 @@ pub fn plan_rc(
             }
         }
         candidates.extend(results);
-        let refined: Vec<RcCandidate> = refine
-            .par_iter()
-            .map(|&t| RcCandidate {
-                threshold_ms: t,
-                degree,
-                p99_ms: evaluate(t, degree),
-            })
-            .collect();
-        candidates.extend(refined);
+        candidates.extend(try_all(&refine, degree));
     }
     let chosen = candidates[best_index(&candidates)];
     Some(RcPlan {
