@@ -32,15 +32,38 @@ rows = [json.loads(l) for l in open('$1')]
 print(statistics.median(r['latency_ms']['p99'] for r in rows if r['policy'] == '$2' and abs(r['rps'] - $3) < 1e-9))"
 }
 
+# setup NAME CORES MAX_DEGREE TARGET_PARALLELISM STEP_MS MAX_INTERVAL_MS: a 10,000-request
+# shape:NAME profile, its FM table and its Adaptive table (for the cores); prints the mean
+# work and SEQ's capacity.
+setup() {
+  local name=$1 cores=$2 degree=$3 target=$4 step=$5 y=$6
+  $T profile generate --demand "shape:$name" --requests 10000 --max-degree "$degree" --seed 1 \
+    --out "$out/$name.csv"
+  local mean
+  mean=$(mean_work "$out/$name.csv")
+  echo "mean work $mean ms; SEQ capacity $(python3 -c "print(round($cores * 1000 / $mean, 1))") rps"
+  $T plan fm --profile "$out/$name.csv" --max-degree "$degree" --target-parallelism "$target" \
+    --step-ms "$step" --max-interval-ms "$y" --percentile 0.99 --max-load 60 \
+    --out "$out/$name-fm.json"
+  $T plan adaptive --profile "$out/$name.csv" --max-degree "$degree" \
+    --target-parallelism "$cores" --max-load 60 --out "$out/$name-adaptive.json"
+}
+
+# quote FM_POLICY RPS SIMULATE_ARGS...: FM's and Adaptive's median p99 at one load.
+quote() {
+  local fm=$1 rps=$2
+  shift 2
+  $T simulate "$@" --rps "$rps" --policy "$fm" --policy adaptive --format json \
+    > "$out/quote.json"
+  local f a
+  f=$(median_p99 "$out/quote.json" "$fm" "$rps")
+  a=$(median_p99 "$out/quote.json" adaptive "$rps")
+  python3 -c "print(f'$rps rps: FM p99 {$f:.1f} ms, Adaptive {$a:.1f} ms, FM lower by {100*(1-$f/$a):.1f}%')"
+}
+
 echo "# Lucene: 15 cores, target parallelism 24, n = 4, step and quantum 5 ms"
-$T profile generate --demand shape:lucene --requests 10000 --max-degree 4 --seed 1 \
-  --out "$out/lucene.csv"
+setup lucene 15 4 24 5 500
 lucene_mean=$(mean_work "$out/lucene.csv")
-echo "mean work $lucene_mean ms; SEQ capacity $(python3 -c "print(round(15000/$lucene_mean, 1))") rps"
-$T plan fm --profile "$out/lucene.csv" --max-degree 4 --target-parallelism 24 --step-ms 5 \
-  --max-interval-ms 500 --percentile 0.99 --max-load 60 --out "$out/lucene-fm.json"
-$T plan adaptive --profile "$out/lucene.csv" --max-degree 4 --target-parallelism 15 \
-  --max-load 60 --out "$out/lucene-adaptive.json"
 lucene_loads=$(loads 15 "$lucene_mean")
 mid=$(python3 -c "print(round(0.6 * 15000 / $lucene_mean, 2))")
 $T plan rc --demand "profile:$out/lucene.csv" --cores 15 --rps "$mid" --max-degree 4 \
@@ -62,13 +85,7 @@ echo "## Boosting"
 $T simulate "${lucene[@]}" --rps "$lucene_loads" --policy fm --policy fm:noboost
 
 echo "## FM against Adaptive at the loads the paper quotes (40 and 43 rps; paper: 32% and 30%)"
-for rps in 40 43; do
-  $T simulate "${lucene[@]}" --rps "$rps" --policy fm --policy adaptive --format json \
-    > "$out/quote-$rps.json"
-  fm=$(median_p99 "$out/quote-$rps.json" fm "$rps")
-  ad=$(median_p99 "$out/quote-$rps.json" adaptive "$rps")
-  python3 -c "print(f'$rps rps: FM p99 {$fm:.1f} ms, Adaptive {$ad:.1f} ms, FM lower by {100*(1-$fm/$ad):.1f}%')"
-done
+for rps in 40 43; do quote fm "$rps" "${lucene[@]}"; done
 
 echo
 echo "## Load variation: 45, 30, 45, 30 rps, 500 requests each; p99 of the last 100 of each"
@@ -90,14 +107,8 @@ PY
 
 echo
 echo "# Bing: 12 cores, target parallelism 16, n = 3, no boosting (FM paper §7.1)"
-$T profile generate --demand shape:bing --requests 10000 --max-degree 3 --seed 1 \
-  --out "$out/bing.csv"
+setup bing 12 3 16 1 200
 bing_mean=$(mean_work "$out/bing.csv")
-echo "mean work $bing_mean ms; SEQ capacity $(python3 -c "print(round(12000/$bing_mean, 1))") rps"
-$T plan fm --profile "$out/bing.csv" --max-degree 3 --target-parallelism 16 --step-ms 1 \
-  --max-interval-ms 200 --percentile 0.99 --max-load 60 --out "$out/bing-fm.json"
-$T plan adaptive --profile "$out/bing.csv" --max-degree 3 --target-parallelism 12 \
-  --max-load 60 --out "$out/bing-adaptive.json"
 bing=(--cores 12 --demand "profile:$out/bing.csv" --table "$out/bing-fm.json"
       --table "$out/bing-adaptive.json" "${common[@]}")
 echo
@@ -106,10 +117,4 @@ $T simulate "${bing[@]}" --rps "$(loads 12 "$bing_mean")" --policy seq \
   --policy fix:3:gate=30 --policy adaptive --policy fm:noboost --policy fm
 
 echo "## FM against Adaptive at the loads the paper quotes (180 and 260 rps; paper: 26% and 24%)"
-for rps in 180 260; do
-  $T simulate "${bing[@]}" --rps "$rps" --policy fm:noboost --policy adaptive --format json \
-    > "$out/bing-quote-$rps.json"
-  fm=$(median_p99 "$out/bing-quote-$rps.json" fm:noboost "$rps")
-  ad=$(median_p99 "$out/bing-quote-$rps.json" adaptive "$rps")
-  python3 -c "print(f'$rps rps: FM p99 {$fm:.1f} ms, Adaptive {$ad:.1f} ms, FM lower by {100*(1-$fm/$ad):.1f}%')"
-done
+for rps in 180 260; do quote fm:noboost "$rps" "${bing[@]}"; done
