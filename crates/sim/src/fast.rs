@@ -17,7 +17,6 @@ use crate::config::SimConfig;
 use crate::engine::{DEMAND_STREAM, TIE_MS};
 use crate::measure::Measurements;
 use crate::report::RequestRecord;
-use crate::time::SimTime;
 
 /// Whether the dedicated loop gives the same run as the general engine for `cfg`.
 pub(crate) fn applies(cfg: &SimConfig) -> bool {
@@ -47,14 +46,14 @@ pub(crate) fn run(cfg: &SimConfig, mut arrivals: ArrivalStream) -> Measurements 
     let mut slots: Vec<Slot> = Vec::with_capacity(workers.min(1024));
     let mut free: Vec<usize> = Vec::new();
     let mut queue: VecDeque<usize> = VecDeque::new();
-    // (finish time, slot): ties go to the lower slot.
-    let mut running: BinaryHeap<Reverse<(SimTime, usize)>> =
-        BinaryHeap::with_capacity(workers.min(1024));
+    // Running requests by (finish time, slot), packed into one integer: ties go to the
+    // lower slot.
+    let mut running: BinaryHeap<Reverse<u128>> = BinaryHeap::with_capacity(workers.min(1024));
     let mut load = 0usize;
     let mut next = 0usize;
     let mut upcoming = arrivals.next();
     loop {
-        let completion = running.peek().map(|Reverse((t, _))| t.ms());
+        let completion = running.peek().map(|Reverse(key)| unpack(*key).0);
         let arrival = upcoming;
         // Completions before arrivals at equal times (within TIE_MS), as in the
         // general engine.
@@ -65,8 +64,8 @@ pub(crate) fn run(cfg: &SimConfig, mut arrivals: ArrivalStream) -> Measurements 
             (None, None) => break,
         };
         if complete_first {
-            let Reverse((finished, id)) = running.pop().expect("peeked");
-            let now = finished.ms();
+            let Reverse(key) = running.pop().expect("peeked");
+            let (now, id) = unpack(key);
             debug_assert_eq!(now, slots[id].finish);
             let s = &slots[id];
             m.file(
@@ -86,7 +85,7 @@ pub(crate) fn run(cfg: &SimConfig, mut arrivals: ArrivalStream) -> Measurements 
             load -= 1;
             if let Some(waiting) = queue.pop_front() {
                 let finish = start(cfg, &mut slots[waiting], now, load, &mut m);
-                running.push(Reverse((SimTime::from_ms(finish), waiting)));
+                running.push(Reverse(pack(finish, waiting)));
             }
         } else {
             let now = arrival.expect("present");
@@ -114,7 +113,7 @@ pub(crate) fn run(cfg: &SimConfig, mut arrivals: ArrivalStream) -> Measurements 
             load += 1;
             if running.len() < workers {
                 let finish = start(cfg, &mut slots[id], now, load, &mut m);
-                running.push(Reverse((SimTime::from_ms(finish), id)));
+                running.push(Reverse(pack(finish, id)));
             } else {
                 queue.push_back(id);
             }
@@ -133,4 +132,35 @@ fn start(cfg: &SimConfig, s: &mut Slot, now: f64, load: usize, m: &mut Measureme
     m.cpu_time += s.degree as f64 * busy;
     s.finish = now + busy;
     s.finish
+}
+
+/// Packs a finish time and a slot into one key whose integer order is (time, slot) order:
+/// for non-negative finite floats, the bit patterns increase with the values, and every
+/// simulated time is non-negative and finite.
+fn pack(finish_ms: f64, slot: usize) -> u128 {
+    debug_assert!(finish_ms >= 0.0 && finish_ms.is_finite());
+    (u128::from(finish_ms.to_bits()) << 64) | slot as u128
+}
+
+fn unpack(key: u128) -> (f64, usize) {
+    (f64::from_bits((key >> 64) as u64), key as u64 as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_keys_order_by_time_then_slot() {
+        let keys = [
+            pack(0.0, 3),
+            pack(0.0, 7),
+            pack(1e-300, 0),
+            pack(0.5, 2),
+            pack(1.5, 1),
+            pack(1e12, 0),
+        ];
+        assert!(keys.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(unpack(pack(42.25, 9)), (42.25, 9));
+    }
 }

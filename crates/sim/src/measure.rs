@@ -25,6 +25,8 @@ pub(crate) struct Measurements {
     pub(crate) thread_time: f64,
     /// CPU time used, in core x ms.
     pub(crate) cpu_time: f64,
+    /// The smallest and largest mean degree of the measured requests.
+    pub(crate) degree_range: (f64, f64),
     /// Requests with a lower index are warm-up (looked up once).
     warmup: usize,
     /// Whether to keep every request's record (looked up once).
@@ -40,6 +42,7 @@ impl Measurements {
             work_degree: Vec::with_capacity((count - cfg.warmup_count().min(count)).min(1 << 20)),
             max_degrees: vec![0; cfg.policy.max_degree().max(1)],
             latencies: if phased { vec![0.0; count] } else { Vec::new() },
+            degree_range: (f64::INFINITY, f64::NEG_INFINITY),
             warmup: cfg.warmup_count(),
             keep_records: cfg.records,
             ..Measurements::default()
@@ -55,6 +58,8 @@ impl Measurements {
         if index >= self.warmup {
             self.latency.record(latency);
             self.work_degree.push((r.work_ms, r.mean_degree));
+            self.degree_range.0 = self.degree_range.0.min(r.mean_degree);
+            self.degree_range.1 = self.degree_range.1.max(r.mean_degree);
             let top = self.max_degrees.len();
             self.max_degrees[r.max_degree.clamp(1, top) - 1] += 1;
         }

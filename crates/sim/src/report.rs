@@ -106,14 +106,17 @@ pub(crate) fn summarize(cfg: &SimConfig, m: &mut Measurements) -> RunSummary {
     let all = mean_degree_of(&by_work);
     let five = (by_work.len() / 20).max(1).min(by_work.len());
     let (mut shortest, mut longest) = (0.0, 0.0);
-    if five > 0 {
+    if m.degree_range.0 == m.degree_range.1 {
+        // Every measured request had the same degree: so do both 5% groups.
+        (shortest, longest) = (all, all);
+    } else if five > 0 {
         by_work.select_nth_unstable_by(five - 1, by_work_order);
         shortest = mean_degree_of(&by_work[..five]);
         let at = by_work.len() - five;
         by_work.select_nth_unstable_by(at, by_work_order);
         longest = mean_degree_of(&by_work[at..]);
     }
-    let measured = m.work_degree.len().max(1) as f64;
+    let measured = by_work.len().max(1) as f64;
     RunSummary {
         engine: "sim".into(),
         policy: cfg.policy.name(),

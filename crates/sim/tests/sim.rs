@@ -356,6 +356,53 @@ fn fm_boosts_selectively() {
 }
 
 #[test]
+fn the_summary_describes_the_measured_requests() {
+    let mut cfg = SimConfig::new(
+        8,
+        Policy::Interval {
+            interval_ms: 5.0,
+            max_degree: 4,
+        },
+        exp10(),
+        Arrivals::Poisson,
+        300.0,
+        20_000,
+        2,
+    );
+    cfg.records = true;
+    let out = run(&cfg);
+    let s = &out.summary;
+    let measured = &out.records[s.warmup..];
+    assert_eq!(s.warmup, 1_000);
+    // The degree distribution is a distribution over the measured requests.
+    assert!((s.degree_distribution.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    let at_four = measured.iter().filter(|r| r.max_degree == 4).count() as f64;
+    assert!((s.degree_distribution[3] - at_four / measured.len() as f64).abs() < 1e-12);
+    // Long requests run at higher degrees than short ones under incremental parallelism.
+    assert!(
+        s.mean_degree_longest_5pct > s.mean_degree && s.mean_degree > s.mean_degree_shortest_5pct
+    );
+    let mean: f64 = measured.iter().map(|r| r.mean_degree).sum::<f64>() / measured.len() as f64;
+    assert!((s.mean_degree - mean).abs() < 1e-9);
+    // SEQ: one degree for all, so both 5% groups have it.
+    let seq = run(&SimConfig::new(
+        8,
+        Policy::Seq,
+        exp10(),
+        Arrivals::Poisson,
+        300.0,
+        5_000,
+        2,
+    ))
+    .summary;
+    assert_eq!(seq.degree_distribution, vec![1.0]);
+    assert_eq!(
+        (seq.mean_degree_shortest_5pct, seq.mean_degree_longest_5pct),
+        (1.0, 1.0)
+    );
+}
+
+#[test]
 fn runs_repeat_exactly_by_seed() {
     let cfg = |seed| {
         let mut cfg = SimConfig::new(
