@@ -29,11 +29,11 @@ done
 
 N=${SIMPY_REQUESTS:-1000000}
 echo "3. M/M/16 at 1200 rps, exp:10: tailor with 5,000,000 requests and SimPy with $N,"
-echo "   interleaved, 3 rounds; rates in requests per second"
+echo "   interleaved, ${ROUNDS:-7} rounds; rates in requests per second"
 python3 -m venv "$dir/venv"
 "$dir/venv/bin/pip" install --quiet simpy
 ratios=()
-for round in 1 2 3; do
+for round in $(seq "${ROUNDS:-7}"); do
   start=$(date +%s.%N)
   $T simulate --cores 16 --policy seq --demand exp:10 --arrivals poisson --rps 1200 \
     --requests 5000000 --seed 1 > /dev/null
@@ -42,5 +42,8 @@ for round in 1 2 3; do
   simpy_line=$("$dir/venv/bin/python" scripts/simpy_mmm.py 16 1200 10 "$N")
   simpy_rate=$(echo "$simpy_line" | sed -E 's/.* = ([0-9,]+) requests.*/\1/' | tr -d ,)
   python3 -c "print(f'  round $round: tailor {$tailor_rate:,.0f}/s, SimPy {$simpy_rate:,.0f}/s, ratio {$tailor_rate/$simpy_rate:.1f}x')"
+  ratios+=("$(python3 -c "print($tailor_rate / $simpy_rate)")")
 done
+joined=$(IFS=,; echo "${ratios[*]}")
+python3 -c "import statistics; r = [$joined]; print(f'  median ratio {statistics.median(r):.1f}x over {len(r)} rounds (min {min(r):.1f}x, max {max(r):.1f}x)')"
 rm -rf "$dir"
