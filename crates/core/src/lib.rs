@@ -9,6 +9,7 @@ mod csvfile;
 mod demand;
 mod distribution;
 mod error;
+mod job;
 mod policy;
 mod profile;
 mod shapes;
@@ -20,6 +21,7 @@ pub use arrivals::{parse_trace, read_trace, ArrivalError, ArrivalStream, Arrival
 pub use demand::{lognormal_params, Demand, DemandModel, RequestDemand};
 pub use distribution::{Bin, BinnedDistribution, PROBABILITY_TOLERANCE};
 pub use error::{Location, ReadError, ReadErrorKind, SpecError};
+pub use job::Job;
 pub use policy::{Admission, Policy, Tables};
 pub use profile::{DemandProfile, RequestProfile};
 pub use shapes::Shape;

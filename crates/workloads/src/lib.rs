@@ -1,0 +1,5 @@
+//! tailor's request kernels. For now: the calibrated synthetic workload.
+
+mod synthetic;
+
+pub use synthetic::{Spinner, SyntheticJob, SyntheticShape};

@@ -1,0 +1,215 @@
+//! The synthetic workload: CPU-bound units calibrated in microseconds at start-up.
+//!
+//! A request of sequential work W ms with serial fraction f and per-thread overhead o us
+//! splits (1 - f) W into units of about `unit_us` each, runs f W in its merge (one thread,
+//! after the units), and charges every thread o us when it joins. Its time at degree d is
+//! then about f W + o + (1 - f) W / d, Amdahl's law plus the cost of each added thread.
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tailor_core::{Job, Speedup};
+
+/// Burns CPU for a requested number of microseconds, by a loop calibrated on this machine.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spinner {
+    iterations_per_us: f64,
+}
+
+/// Iterations of the spin loop; the body is one dependent multiply-add, so the time per
+/// iteration is stable and the compiler cannot remove it (`black_box`).
+fn spin(iterations: u64) -> u64 {
+    let mut x: u64 = 0x9E37_79B9;
+    for i in 0..iterations {
+        x = black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(i));
+    }
+    x
+}
+
+impl Spinner {
+    /// Measures the loop's speed: five timed runs of about 20 ms each, keeping the fastest
+    /// (the one least disturbed by other work on the machine).
+    pub fn calibrate() -> Spinner {
+        let mut iterations = 100_000u64;
+        // Grow the run until it takes at least 20 ms.
+        loop {
+            let t = Instant::now();
+            black_box(spin(iterations));
+            if t.elapsed().as_secs_f64() >= 0.02 {
+                break;
+            }
+            iterations *= 2;
+        }
+        let best = (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                black_box(spin(iterations));
+                iterations as f64 / (t.elapsed().as_secs_f64() * 1e6)
+            })
+            .fold(0.0, f64::max);
+        Spinner {
+            iterations_per_us: best,
+        }
+    }
+
+    /// A spinner with a given speed (for tests and for reusing a calibration).
+    pub fn with_rate(iterations_per_us: f64) -> Spinner {
+        Spinner { iterations_per_us }
+    }
+
+    /// Loop iterations per microsecond on this machine.
+    pub fn iterations_per_us(&self) -> f64 {
+        self.iterations_per_us
+    }
+
+    /// Burns about `us` microseconds of CPU.
+    pub fn spin_us(&self, us: f64) {
+        if us > 0.0 {
+            black_box(spin((us * self.iterations_per_us) as u64));
+        }
+    }
+}
+
+/// How a synthetic request parallelizes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SyntheticShape {
+    /// Fraction of the work that runs on one thread, in [0, 1].
+    pub serial_fraction: f64,
+    /// CPU each thread spends when it joins a request, in us.
+    pub overhead_us: f64,
+    /// Target length of one unit of parallel work, in us.
+    pub unit_us: f64,
+}
+
+impl SyntheticShape {
+    /// Amdahl's law with serial fraction `f`, no per-thread overhead, 250 us units
+    /// (short against the 5 ms quantum, long against the cost of claiming a unit).
+    pub fn amdahl(f: f64) -> SyntheticShape {
+        SyntheticShape {
+            serial_fraction: f,
+            overhead_us: 0.0,
+            unit_us: 250.0,
+        }
+    }
+
+    /// The shape for a `SPEEDUP` value: `linear` or `amdahl:F`. Tables and profiles cannot
+    /// be synthesized and are refused.
+    pub fn from_speedup(speedup: &Speedup) -> Result<SyntheticShape, String> {
+        match speedup {
+            Speedup::Linear => Ok(SyntheticShape::amdahl(0.0)),
+            Speedup::Amdahl { serial_fraction } => Ok(SyntheticShape::amdahl(*serial_fraction)),
+            Speedup::Table(_) => Err(
+                "a synthetic workload's speedup is linear or amdahl:F (a serial fraction)".into(),
+            ),
+        }
+    }
+
+    /// The speedup this shape gives a request of `work_ms` at `degree`.
+    pub fn speedup(&self, work_ms: f64, degree: usize) -> f64 {
+        let w = work_ms * 1000.0;
+        let one = w + self.overhead_us;
+        let d = degree.max(1) as f64;
+        one / (self.serial_fraction * w + self.overhead_us + (1.0 - self.serial_fraction) * w / d)
+    }
+}
+
+/// One synthetic request.
+#[derive(Debug, Clone)]
+pub struct SyntheticJob {
+    work_ms: f64,
+    shape: SyntheticShape,
+    units: usize,
+    unit_us: f64,
+    spinner: Arc<Spinner>,
+}
+
+impl SyntheticJob {
+    /// A request of `work_ms` sequential work with the given shape.
+    pub fn new(work_ms: f64, shape: SyntheticShape, spinner: Arc<Spinner>) -> SyntheticJob {
+        let parallel_us = (1.0 - shape.serial_fraction) * work_ms * 1000.0;
+        let units = if parallel_us > 0.0 {
+            (parallel_us / shape.unit_us.max(1.0)).ceil().max(1.0) as usize
+        } else {
+            0
+        };
+        let unit_us = if units > 0 {
+            parallel_us / units as f64
+        } else {
+            0.0
+        };
+        SyntheticJob {
+            work_ms,
+            shape,
+            units,
+            unit_us,
+            spinner,
+        }
+    }
+
+    /// The request's sequential work in ms.
+    pub fn work_ms(&self) -> f64 {
+        self.work_ms
+    }
+}
+
+impl Job for SyntheticJob {
+    type Part = ();
+    type Output = ();
+
+    fn units(&self) -> usize {
+        self.units
+    }
+
+    fn run(&self, _unit: usize) {
+        self.spinner.spin_us(self.unit_us);
+    }
+
+    fn merge(&self, _parts: Vec<()>) {
+        self.spinner
+            .spin_us(self.shape.serial_fraction * self.work_ms * 1000.0);
+    }
+
+    fn on_join(&self) {
+        self.spinner.spin_us(self.shape.overhead_us);
+    }
+
+    fn demand_hint_ms(&self) -> Option<f64> {
+        Some(self.work_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_the_parallel_work_into_units() {
+        let spinner = Arc::new(Spinner::with_rate(1.0));
+        let job = SyntheticJob::new(10.0, SyntheticShape::amdahl(0.1), spinner.clone());
+        // 9 ms of parallel work in 250 us units.
+        assert_eq!(job.units(), 36);
+        assert!((job.unit_us * 36.0 - 9000.0).abs() < 1e-6);
+        let serial = SyntheticJob::new(10.0, SyntheticShape::amdahl(1.0), spinner);
+        assert_eq!(serial.units(), 0);
+        assert_eq!(serial.demand_hint_ms(), Some(10.0));
+    }
+
+    #[test]
+    fn the_model_speedup_is_amdahl_plus_overhead() {
+        let s = SyntheticShape::amdahl(0.05);
+        assert!((s.speedup(20.0, 2) - 1.0 / (0.05 + 0.95 / 2.0)).abs() < 1e-12);
+        let with_overhead = SyntheticShape {
+            overhead_us: 1000.0,
+            ..s
+        };
+        assert!(with_overhead.speedup(20.0, 2) < s.speedup(20.0, 2));
+        assert!(SyntheticShape::from_speedup(&Speedup::table(vec![1.0, 2.0]).unwrap()).is_err());
+    }
+
+    #[test]
+    fn calibration_gives_a_positive_rate() {
+        let s = Spinner::calibrate();
+        assert!(s.iterations_per_us() > 1.0);
+    }
+}
