@@ -1,0 +1,30 @@
+//! tailor's live runtime: requests run on pooled threads, their degree raised as the
+//! policy says.
+//!
+//! A service submits a [`Job`](tailor_core::Job) (its work as units plus a merge) and gets
+//! a [`Handle`], which it can await or wait on. The runtime admits the request (at once,
+//! after FM's delay v0, on the next exit, or into a bounded first-come-first-served
+//! queue), starts it on one pool thread at the policy's degree, and adds pool threads as
+//! the policy raises the degree; an added thread takes the next unclaimed unit. The
+//! policies are the decision code of `tailor_core::Policy`, the same the simulator runs.
+//!
+//! - **Self-scheduling** (FM paper §4.2): the request's first thread re-examines the load
+//!   (one atomic counter) and its executed time every quantum, between units. No global
+//!   lock is taken per unit and no timer thread serves a request.
+//! - **Selective boosting**: a request reaching the maximum degree moves to a boost pool
+//!   of higher priority if the boosted threads stay fewer than the cores
+//!   ([`BoostMode`] says how the priority is obtained).
+//! - **Failures**: a panic in a unit fails that request alone; every submitted request
+//!   either resolves or is refused at submission; shutdown drains or cancels.
+
+mod admission;
+mod handle;
+mod metrics;
+mod priority;
+mod request;
+mod runtime;
+
+pub use handle::{Done, Handle, RequestError, Timing};
+pub use metrics::MetricsSnapshot;
+pub use priority::BoostMode;
+pub use runtime::{Runtime, RuntimeConfig, Shutdown, ShutdownReport, StartError, SubmitError};

@@ -1,0 +1,145 @@
+//! Thread priorities for selective boosting, through per-thread nice values.
+//!
+//! Boosted requests run on a small pool of boost threads whose priority sits above the
+//! ordinary pool's. Linux lets an unprivileged thread raise its own nice value (lower its
+//! priority) but not lower it, so the two pools get their nice values once, at start-up:
+//! - with the privilege (root, CAP_SYS_NICE or a high enough RLIMIT_NICE), ordinary
+//!   threads keep nice 0 and boost threads get a real raise to nice -10;
+//! - without it, ordinary threads drop to nice +10 and boost threads keep nice 0, which
+//!   gives the same relative priority (a CFS weight ratio of about 9).
+
+// setpriority and gettid are foreign functions; every unsafe block says why it is sound.
+#![allow(unsafe_code)]
+
+use std::fmt;
+
+/// How boosted threads get their priority.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoostMode {
+    /// Boost threads are raised above normal (nice `boosted` < 0); ordinary threads stay 0.
+    Raise {
+        /// The boost threads' nice value.
+        boosted: i32,
+    },
+    /// Ordinary threads are lowered (nice `ordinary` > 0); boost threads stay at 0.
+    LowerOthers {
+        /// The ordinary threads' nice value.
+        ordinary: i32,
+    },
+    /// Neither could be applied (not Linux, or setpriority failed); boosting changes
+    /// only which pool runs a request.
+    Unavailable,
+}
+
+/// The nice step between the pools: 10 steps, a CFS weight ratio of 1024 / 110.
+const STEP: i32 = 10;
+
+impl BoostMode {
+    /// Finds out what this process may do, by trying a raise on the calling thread and
+    /// undoing it.
+    pub fn detect() -> BoostMode {
+        let Some(original) = current_nice() else {
+            return BoostMode::Unavailable;
+        };
+        if set_current_nice(original - STEP) {
+            set_current_nice(original);
+            BoostMode::Raise {
+                boosted: original - STEP,
+            }
+        } else if set_current_nice(original) {
+            BoostMode::LowerOthers {
+                ordinary: original + STEP,
+            }
+        } else {
+            BoostMode::Unavailable
+        }
+    }
+
+    /// The nice values (ordinary, boosted) to give the pools, where they change.
+    pub(crate) fn nice_values(self) -> (Option<i32>, Option<i32>) {
+        match self {
+            BoostMode::Raise { boosted } => (None, Some(boosted)),
+            BoostMode::LowerOthers { ordinary } => (Some(ordinary), None),
+            BoostMode::Unavailable => (None, None),
+        }
+    }
+}
+
+impl fmt::Display for BoostMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BoostMode::Raise { boosted } => write!(
+                f,
+                "boosting raises boosted threads to nice {boosted} (ordinary threads stay at 0)"
+            ),
+            BoostMode::LowerOthers { ordinary } => write!(
+                f,
+                "boosting lowers ordinary threads to nice {ordinary} (boosted threads keep 0): \
+                 this process may not raise priorities"
+            ),
+            BoostMode::Unavailable => {
+                write!(f, "boosting cannot change priorities on this system")
+            }
+        }
+    }
+}
+
+/// The calling thread's nice value.
+#[cfg(target_os = "linux")]
+fn current_nice() -> Option<i32> {
+    // SAFETY: getpriority has no memory effects; errno is reset first because -1 is a
+    // valid nice value, and read through the libc accessor.
+    unsafe {
+        *libc::__errno_location() = 0;
+        let tid = libc::gettid() as libc::id_t;
+        let nice = libc::getpriority(libc::PRIO_PROCESS, tid);
+        if nice == -1 && *libc::__errno_location() != 0 {
+            None
+        } else {
+            Some(nice)
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn current_nice() -> Option<i32> {
+    None
+}
+
+/// Sets the calling thread's nice value (on Linux a nice value belongs to a thread).
+#[cfg(target_os = "linux")]
+pub(crate) fn set_current_nice(nice: i32) -> bool {
+    // SAFETY: setpriority on the calling thread's id has no memory effects.
+    unsafe {
+        let tid = libc::gettid() as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, nice) == 0
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn set_current_nice(_nice: i32) -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detection_restores_the_thread() {
+        let before = current_nice();
+        let mode = BoostMode::detect();
+        assert_eq!(current_nice(), before);
+        assert!(!mode.to_string().is_empty());
+    }
+
+    #[test]
+    fn a_thread_can_always_lower_itself() {
+        std::thread::spawn(|| {
+            let n = current_nice().unwrap_or(0);
+            assert!(set_current_nice((n + 1).min(19)));
+        })
+        .join()
+        .unwrap();
+    }
+}

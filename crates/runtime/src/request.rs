@@ -1,0 +1,211 @@
+//! A request in flight: its units, how threads claim them, and how it finishes.
+//!
+//! Threads claim units with one atomic add each; the thread that finishes the last unit
+//! (or skips the remaining ones after a panic or a cancel) merges and completes the
+//! request, so no thread waits for another.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use tailor_core::Job;
+
+use crate::handle::{Completer, RequestError, Timing};
+
+/// The state every request shares, whatever its job type.
+pub(crate) struct Core {
+    pub(crate) id: u64,
+    pub(crate) units: usize,
+    /// The next unit to claim; at or past `units`, none are left.
+    next: AtomicUsize,
+    /// Units finished or skipped; the thread that brings it to `units` finishes.
+    done: AtomicUsize,
+    failure: Mutex<Option<RequestError>>,
+    /// Threads assigned to the request (its degree).
+    pub(crate) degree: AtomicUsize,
+    pub(crate) max_degree: AtomicUsize,
+    /// Whether it runs on the boost pool (ordinary threads leave it between units).
+    pub(crate) boosted: AtomicBool,
+    /// The arrival its latency counts from.
+    pub(crate) arrival: Instant,
+    pub(crate) start: Mutex<Option<Instant>>,
+    /// Whether its latency goes into the runtime's histogram.
+    pub(crate) measured: bool,
+    pub(crate) demand_hint_ms: Option<f64>,
+}
+
+impl Core {
+    pub(crate) fn new(
+        id: u64,
+        units: usize,
+        arrival: Instant,
+        measured: bool,
+        demand_hint_ms: Option<f64>,
+    ) -> Core {
+        Core {
+            id,
+            units,
+            next: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
+            failure: Mutex::new(None),
+            degree: AtomicUsize::new(0),
+            max_degree: AtomicUsize::new(0),
+            boosted: AtomicBool::new(false),
+            arrival,
+            start: Mutex::new(None),
+            measured,
+            demand_hint_ms,
+        }
+    }
+
+    /// Claims the next unit, if any are left.
+    pub(crate) fn claim(&self) -> Option<usize> {
+        let i = self.next.fetch_add(1, Ordering::AcqRel);
+        (i < self.units).then_some(i)
+    }
+
+    /// Counts `n` units as done; true for the one caller that completes the count.
+    pub(crate) fn add_done(&self, n: usize) -> bool {
+        n > 0 && self.done.fetch_add(n, Ordering::AcqRel) + n == self.units
+    }
+
+    /// Records why the request fails (the first reason wins) and stops further claims.
+    /// Returns how many unclaimed units were skipped; the caller counts them as done.
+    pub(crate) fn fail(&self, why: RequestError) -> usize {
+        {
+            let mut failure = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+            if failure.is_none() {
+                *failure = Some(why);
+            }
+        }
+        let before = self.next.swap(self.units, Ordering::AcqRel);
+        self.units.saturating_sub(before)
+    }
+
+    pub(crate) fn take_failure(&self) -> Option<RequestError> {
+        self.failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
+    pub(crate) fn started_at(&self) -> Instant {
+        self.start
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or(self.arrival)
+    }
+}
+
+/// A request whatever its job type: what the pool's threads call.
+pub(crate) trait Work: Send + Sync {
+    fn core(&self) -> &Core;
+    /// The job's per-thread set-up; Err with the panic message if it panicked.
+    fn join(&self) -> Result<(), String>;
+    /// Runs unit `i` and keeps its part; Err with the panic message if it panicked.
+    fn run_unit(&self, i: usize) -> Result<(), String>;
+    /// Merges the parts (unless the request failed) and resolves the handle.
+    fn complete(&self, failure: Option<RequestError>, timing: Timing);
+}
+
+/// A request of job type `J`.
+pub(crate) struct Request<J: Job> {
+    core: Core,
+    job: J,
+    parts: Vec<Mutex<Option<J::Part>>>,
+    completer: Completer<J::Output>,
+}
+
+impl<J: Job> Request<J> {
+    pub(crate) fn new(core: Core, job: J, completer: Completer<J::Output>) -> Self {
+        let parts = (0..core.units).map(|_| Mutex::new(None)).collect();
+        Request {
+            core,
+            job,
+            parts,
+            completer,
+        }
+    }
+}
+
+/// The message of a caught panic.
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-string payload".to_string()
+    }
+}
+
+impl<J: Job> Work for Request<J> {
+    fn core(&self) -> &Core {
+        &self.core
+    }
+
+    fn join(&self) -> Result<(), String> {
+        catch_unwind(AssertUnwindSafe(|| self.job.on_join())).map_err(panic_message)
+    }
+
+    fn run_unit(&self, i: usize) -> Result<(), String> {
+        let part = catch_unwind(AssertUnwindSafe(|| self.job.run(i))).map_err(panic_message)?;
+        *self.parts[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(part);
+        Ok(())
+    }
+
+    fn complete(&self, failure: Option<RequestError>, timing: Timing) {
+        if let Some(why) = failure {
+            self.completer.complete(Err(why), Some(timing));
+            return;
+        }
+        let parts: Option<Vec<J::Part>> = self
+            .parts
+            .iter()
+            .map(|p| p.lock().unwrap_or_else(|e| e.into_inner()).take())
+            .collect();
+        let result = match parts {
+            Some(parts) => catch_unwind(AssertUnwindSafe(|| self.job.merge(parts)))
+                .map_err(|p| RequestError::Panicked(panic_message(p))),
+            None => Err(RequestError::Panicked(
+                "a unit finished without its part (a runtime bug)".into(),
+            )),
+        };
+        self.completer.complete(result, Some(timing));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_unit_is_claimed_once_and_the_last_one_finishes() {
+        let core = Core::new(1, 3, Instant::now(), true, None);
+        assert_eq!(core.claim(), Some(0));
+        assert_eq!(core.claim(), Some(1));
+        assert_eq!(core.claim(), Some(2));
+        assert_eq!(core.claim(), None);
+        assert!(!core.add_done(1));
+        assert!(!core.add_done(1));
+        assert!(core.add_done(1));
+    }
+
+    #[test]
+    fn a_failure_skips_the_unclaimed_units() {
+        let core = Core::new(1, 5, Instant::now(), true, None);
+        core.claim();
+        core.claim();
+        let skipped = core.fail(RequestError::Panicked("boom".into()));
+        assert_eq!(skipped, 3);
+        assert_eq!(core.claim(), None);
+        // The failing unit and the skipped ones, then the other running unit finishes.
+        assert!(!core.add_done(1 + skipped));
+        assert!(core.add_done(1));
+        assert_eq!(
+            core.take_failure(),
+            Some(RequestError::Panicked("boom".into()))
+        );
+    }
+}

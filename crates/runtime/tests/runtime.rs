@@ -1,0 +1,337 @@
+//! Integration tests of the runtime, by feature: results, failures, admission, shutdown,
+//! FM's self-scheduling and admission, boosting, the async handle, metrics.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tailor_core::{IntervalRow, IntervalTable, Job, Policy, INTERVAL_TABLE_KIND};
+use tailor_runtime::{BoostMode, RequestError, Runtime, RuntimeConfig, Shutdown, SubmitError};
+
+/// Busy-waits: CPU-bound like the real workloads, independent of calibration.
+fn busy(us: u64) {
+    let end = Instant::now() + Duration::from_micros(us);
+    while Instant::now() < end {
+        std::hint::spin_loop();
+    }
+}
+
+/// A request of `units` units of `unit_us` each, returning the unit indices it merged.
+struct Spin {
+    units: usize,
+    unit_us: u64,
+    panic_at: Option<usize>,
+}
+
+impl Spin {
+    fn new(units: usize, unit_us: u64) -> Spin {
+        Spin {
+            units,
+            unit_us,
+            panic_at: None,
+        }
+    }
+}
+
+impl Job for Spin {
+    type Part = usize;
+    type Output = Vec<usize>;
+    fn units(&self) -> usize {
+        self.units
+    }
+    fn run(&self, unit: usize) -> usize {
+        if self.panic_at == Some(unit) {
+            panic!("unit {unit} failed");
+        }
+        busy(self.unit_us);
+        unit
+    }
+    fn merge(&self, parts: Vec<usize>) -> Vec<usize> {
+        parts
+    }
+    fn demand_hint_ms(&self) -> Option<f64> {
+        Some(self.units as f64 * self.unit_us as f64 / 1000.0)
+    }
+}
+
+fn config(cores: usize, policy: Policy) -> RuntimeConfig {
+    let mut c = RuntimeConfig::new(cores, policy);
+    c.boost_mode = Some(BoostMode::Unavailable);
+    c
+}
+
+fn fm_table(rows: Vec<(Vec<f64>, bool)>) -> Arc<IntervalTable> {
+    let n = rows[0].0.len();
+    Arc::new(IntervalTable {
+        kind: INTERVAL_TABLE_KIND.into(),
+        max_degree: n,
+        target_parallelism: 8.0,
+        percentile: 0.99,
+        step_ms: 5.0,
+        max_interval_ms: 100.0,
+        rows: rows
+            .into_iter()
+            .enumerate()
+            .map(|(i, (v, admit_on_exit))| IntervalRow {
+                load: i + 1,
+                intervals_ms: v,
+                admit_on_exit,
+                tail_ms: 0.0,
+                mean_ms: 0.0,
+                parallelism: 0.0,
+            })
+            .collect(),
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Results
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn parts_are_merged_in_unit_order_at_any_degree() {
+    for policy in [Policy::Seq, Policy::Fix { degree: 3 }] {
+        let rt = Runtime::start(config(2, policy)).unwrap();
+        let handles: Vec<_> = (0..20)
+            .map(|_| rt.submit(Spin::new(17, 50)).unwrap())
+            .collect();
+        for h in handles {
+            let done = h.wait().unwrap();
+            assert_eq!(done.output, (0..17).collect::<Vec<_>>());
+            assert!(done.timing.finish >= done.timing.start);
+        }
+        let m = rt.shutdown(Shutdown::Drain).metrics;
+        assert_eq!(m.completed, 20);
+        assert_eq!(m.degree_counts.iter().sum::<u64>(), 20);
+        assert_eq!(m.load, 0);
+    }
+}
+
+#[test]
+fn a_fixed_degree_uses_that_many_threads() {
+    let rt = Runtime::start(config(4, Policy::Fix { degree: 3 })).unwrap();
+    let done = rt.submit(Spin::new(30, 300)).unwrap().wait().unwrap();
+    assert_eq!(done.timing.max_degree, 3);
+    let seq = Runtime::start(config(4, Policy::Seq)).unwrap();
+    let alone = seq.submit(Spin::new(30, 300)).unwrap().wait().unwrap();
+    assert_eq!(alone.timing.max_degree, 1);
+}
+
+#[test]
+fn requests_without_units_still_merge() {
+    let rt = Runtime::start(config(2, Policy::Fix { degree: 2 })).unwrap();
+    let done = rt.submit(Spin::new(0, 10)).unwrap().wait().unwrap();
+    assert!(done.output.is_empty());
+}
+
+// ---------------------------------------------------------------------------------------
+// Failures
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn a_panicking_unit_fails_only_its_request() {
+    let rt = Runtime::start(config(2, Policy::Fix { degree: 2 })).unwrap();
+    let bad = rt
+        .submit(Spin {
+            panic_at: Some(3),
+            ..Spin::new(10, 100)
+        })
+        .unwrap();
+    let good: Vec<_> = (0..10)
+        .map(|_| rt.submit(Spin::new(5, 100)).unwrap())
+        .collect();
+    match bad.wait() {
+        Err(RequestError::Panicked(m)) => assert!(m.contains("unit 3 failed"), "{m}"),
+        other => panic!("expected a panic, got {other:?}"),
+    }
+    for h in good {
+        assert_eq!(h.wait().unwrap().output.len(), 5);
+    }
+    // The runtime keeps serving after the panic.
+    assert!(rt.submit(Spin::new(2, 10)).unwrap().wait().is_ok());
+    let m = rt.shutdown(Shutdown::Drain).metrics;
+    assert_eq!((m.failed, m.completed), (1, 11));
+}
+
+#[test]
+fn a_full_queue_refuses_beyond_its_bound() {
+    let mut c = config(1, Policy::Seq);
+    c.workers = Some(1);
+    c.queue_bound = 2;
+    let rt = Runtime::start(c).unwrap();
+    let running = rt.submit(Spin::new(20, 1000)).unwrap();
+    let queued: Vec<_> = (0..2)
+        .map(|_| rt.submit(Spin::new(1, 10)).unwrap())
+        .collect();
+    assert_eq!(
+        rt.submit(Spin::new(1, 10)).err(),
+        Some(SubmitError::QueueFull)
+    );
+    assert!(running.wait().is_ok());
+    for h in queued {
+        assert!(h.wait().is_ok());
+    }
+    let m = rt.shutdown(Shutdown::Drain).metrics;
+    assert_eq!((m.completed, m.rejected), (3, 1));
+}
+
+#[test]
+fn shutdown_drains_or_cancels_and_loses_nothing() {
+    // Drain: everything accepted completes.
+    let mut c = config(1, Policy::Seq);
+    c.workers = Some(1);
+    let rt = Runtime::start(c.clone()).unwrap();
+    let handles: Vec<_> = (0..6)
+        .map(|_| rt.submit(Spin::new(5, 500)).unwrap())
+        .collect();
+    let m = rt.shutdown(Shutdown::Drain).metrics;
+    assert_eq!(m.completed, 6);
+    assert!(handles.into_iter().all(|h| h.wait().is_ok()));
+
+    // Cancel: waiting and running requests resolve as cancelled; none is lost.
+    let rt = Runtime::start(c).unwrap();
+    let handles: Vec<_> = (0..6)
+        .map(|_| rt.submit(Spin::new(50, 1000)).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(5));
+    let m = rt.shutdown(Shutdown::Cancel).metrics;
+    let outcomes: Vec<_> = handles.into_iter().map(|h| h.wait()).collect();
+    let cancelled = outcomes
+        .iter()
+        .filter(|o| matches!(o, Err(RequestError::Cancelled)))
+        .count();
+    assert!(cancelled >= 5, "{outcomes:?}");
+    assert_eq!(m.completed + m.cancelled + m.failed, 6);
+    assert_eq!(m.cancelled as usize, cancelled);
+}
+
+#[test]
+fn submissions_after_shutdown_begins_are_refused() {
+    let rt = Arc::new(Runtime::start(config(1, Policy::Seq)).unwrap());
+    let rt2 = rt.clone();
+    drop(rt2);
+    let rt = Arc::try_unwrap(rt).ok().unwrap();
+    let report = rt.shutdown(Shutdown::Drain);
+    assert_eq!(report.metrics.load, 0);
+}
+
+// ---------------------------------------------------------------------------------------
+// FM: self-scheduling and admission
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn fm_raises_the_degree_as_the_request_runs() {
+    // Load 1: degree 1 for 10 ms, degree 2 for 10 ms, then 3.
+    let table = fm_table(vec![(vec![0.0, 10.0, 10.0], false)]);
+    let rt = Runtime::start(config(
+        4,
+        Policy::Fm {
+            table,
+            boost: false,
+        },
+    ))
+    .unwrap();
+    let done = rt.submit(Spin::new(200, 250)).unwrap().wait().unwrap();
+    // 50 ms of work outlasts both intervals. (Timing belongs to benchmarks, not tests:
+    // only the degree reached is checked.)
+    assert_eq!(done.timing.max_degree, 3);
+    // A short request finishes before the first raise.
+    let short = rt.submit(Spin::new(4, 250)).unwrap().wait().unwrap();
+    assert_eq!(short.timing.max_degree, 1);
+}
+
+#[test]
+fn fm_delays_admission_by_v0_and_admits_on_exit() {
+    let table = fm_table(vec![
+        (vec![0.0, 100.0], false),
+        (vec![20.0, 100.0], false),
+        (vec![100.0, 100.0], true),
+    ]);
+    let rt = Runtime::start(config(
+        4,
+        Policy::Fm {
+            table,
+            boost: false,
+        },
+    ))
+    .unwrap();
+    let first = rt.submit(Spin::new(40, 1000)).unwrap();
+    let second = rt.submit(Spin::new(1, 100)).unwrap();
+    let third = rt.submit(Spin::new(1, 100)).unwrap();
+    let (a, b, c) = (
+        first.wait().unwrap(),
+        second.wait().unwrap(),
+        third.wait().unwrap(),
+    );
+    let waited = b.timing.start.duration_since(b.timing.arrival);
+    assert!(waited >= Duration::from_millis(20), "v0 wait {waited:?}");
+    // The third waited for an exit: the second's (it finishes first, after its v0).
+    let first_exit = a.timing.finish.min(b.timing.finish);
+    assert!(c.timing.start >= first_exit, "admitted on the first exit");
+}
+
+#[test]
+fn an_admit_on_exit_first_row_serves_every_request() {
+    let table = fm_table(vec![(vec![100.0, 0.0], true), (vec![100.0, 0.0], true)]);
+    let rt = Runtime::start(config(
+        2,
+        Policy::Fm {
+            table,
+            boost: false,
+        },
+    ))
+    .unwrap();
+    let handles: Vec<_> = (0..20)
+        .map(|_| rt.submit(Spin::new(2, 100)).unwrap())
+        .collect();
+    assert!(handles.into_iter().all(|h| h.wait().is_ok()));
+}
+
+#[test]
+fn boosting_keeps_boosted_threads_below_the_cores() {
+    // Every request starts at the maximum degree 2; with 3 cores one at a time is boosted.
+    let table = fm_table(vec![(vec![0.0, 0.0], false)]);
+    let rt = Runtime::start(config(3, Policy::Fm { table, boost: true })).unwrap();
+    let handles: Vec<_> = (0..12)
+        .map(|_| rt.submit(Spin::new(8, 300)).unwrap())
+        .collect();
+    let mut peak = 0;
+    while !handles.iter().all(|h| h.is_done()) {
+        peak = peak.max(rt.metrics().boosted_threads);
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    assert!(peak < 3, "boosted threads reached {peak}");
+    let outcomes: Vec<_> = handles.into_iter().map(|h| h.wait().unwrap()).collect();
+    assert!(outcomes.iter().any(|d| d.timing.boosted));
+    assert!(outcomes
+        .iter()
+        .all(|d| d.output == (0..8).collect::<Vec<_>>()));
+    assert_eq!(rt.metrics().boosted_threads, 0);
+}
+
+// ---------------------------------------------------------------------------------------
+// The handle as a future
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn the_handle_can_be_awaited() {
+    use std::future::Future;
+    use std::task::{Context, Poll, Wake, Waker};
+
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let rt = Runtime::start(config(2, Policy::Seq)).unwrap();
+    let mut handle = Box::pin(rt.submit(Spin::new(3, 100)).unwrap());
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let done = loop {
+        match handle.as_mut().poll(&mut cx) {
+            Poll::Ready(r) => break r.unwrap(),
+            Poll::Pending => std::thread::park_timeout(Duration::from_millis(50)),
+        }
+    };
+    assert_eq!(done.output, vec![0, 1, 2]);
+}
