@@ -41,3 +41,12 @@ pub fn seeded_rng(seed: u64) -> Rng {
     use rand::SeedableRng;
     Rng::seed_from_u64(seed)
 }
+
+/// The generators of a run's workload: arrival times, and request demands drawn in
+/// arrival order. Both engines (the simulator and the live harness) draw from these, so a
+/// seed gives them the same workload.
+pub fn workload_rngs(seed: u64) -> (Rng, Rng) {
+    /// Salt that separates the demand stream from the arrival stream of a seed.
+    const DEMAND_STREAM: u64 = 0x9E37_79B9_7F4A_7C15;
+    (seeded_rng(seed), seeded_rng(seed ^ DEMAND_STREAM))
+}

@@ -36,6 +36,8 @@ pub struct Timing {
     pub finish: Instant,
     /// The highest degree it reached.
     pub max_degree: usize,
+    /// Its degree averaged over its run.
+    pub mean_degree: f64,
     /// Whether its threads were boosted.
     pub boosted: bool,
 }
@@ -174,6 +176,7 @@ mod tests {
             start: now,
             finish: now,
             max_degree: 1,
+            mean_degree: 1.0,
             boosted: false,
         }
     }

@@ -30,6 +30,9 @@ pub(crate) struct Core {
     /// The arrival its latency counts from.
     pub(crate) arrival: Instant,
     pub(crate) start: Mutex<Option<Instant>>,
+    /// Since when the current degree holds, and the integral of the degree before it, in
+    /// degree x seconds.
+    degree_log: Mutex<(Option<Instant>, f64)>,
     /// Whether its latency goes into the runtime's histogram.
     pub(crate) measured: bool,
     pub(crate) demand_hint_ms: Option<f64>,
@@ -54,6 +57,7 @@ impl Core {
             boosted: AtomicBool::new(false),
             arrival,
             start: Mutex::new(None),
+            degree_log: Mutex::new((None, 0.0)),
             measured,
             demand_hint_ms,
         }
@@ -88,6 +92,33 @@ impl Core {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take()
+    }
+
+    /// Sets the degree to `degree` from now on, closing the previous degree's interval.
+    pub(crate) fn set_degree(&self, degree: usize) {
+        let now = Instant::now();
+        let mut log = self.degree_log.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(since) = log.0 {
+            log.1 += self.degree.load(Ordering::Acquire) as f64
+                * now.duration_since(since).as_secs_f64();
+        }
+        log.0 = Some(now);
+        self.degree.store(degree, Ordering::Release);
+        self.max_degree.fetch_max(degree, Ordering::AcqRel);
+    }
+
+    /// The degree averaged over the request's run, from its start to `finish`.
+    pub(crate) fn mean_degree(&self, finish: Instant) -> f64 {
+        let log = self.degree_log.lock().unwrap_or_else(|e| e.into_inner());
+        let degree = self.degree.load(Ordering::Acquire) as f64;
+        let start = self.started_at();
+        let total = finish.duration_since(start).as_secs_f64();
+        match log.0 {
+            Some(since) if total > 0.0 => {
+                (log.1 + degree * finish.duration_since(since).as_secs_f64()) / total
+            }
+            _ => degree.max(1.0),
+        }
     }
 
     pub(crate) fn started_at(&self) -> Instant {

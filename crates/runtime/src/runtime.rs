@@ -339,6 +339,7 @@ fn timing_now(core: &Core) -> Timing {
         start: now,
         finish: now,
         max_degree: 0,
+        mean_degree: 0.0,
         boosted: false,
     }
 }
@@ -385,8 +386,7 @@ impl Shared {
             self.config.policy.start_degree(load, hint).max(1)
         };
         if core.units == 0 {
-            core.degree.store(1, Ordering::Release);
-            core.max_degree.store(1, Ordering::Release);
+            core.set_degree(1);
             self.finish(work);
             return;
         }
@@ -400,8 +400,7 @@ impl Shared {
     /// whether the request moved to the boost pool (the caller then leaves it).
     fn raise(&self, work: &Arc<dyn Work>, current: usize, wanted: usize) -> bool {
         let core = work.core();
-        core.degree.store(wanted, Ordering::Release);
-        core.max_degree.fetch_max(wanted, Ordering::AcqRel);
+        core.set_degree(wanted);
         let boosted = &self.metrics.boosted_threads;
         let mut now = boosted.load(Ordering::Acquire);
         while self.config.policy.boost(wanted, now, self.config.cores) {
@@ -429,11 +428,13 @@ impl Shared {
         let failure = core.take_failure();
         let max_degree = core.max_degree.load(Ordering::Acquire).max(1);
         let boosted = core.boosted.load(Ordering::Acquire);
+        let finish = Instant::now();
         let timing = Timing {
             arrival: core.arrival,
             start: core.started_at(),
-            finish: Instant::now(),
+            finish,
             max_degree,
+            mean_degree: core.mean_degree(finish),
             boosted,
         };
         let counter = match &failure {

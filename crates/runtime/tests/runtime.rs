@@ -111,6 +111,7 @@ fn a_fixed_degree_uses_that_many_threads() {
     let rt = Runtime::start(config(4, Policy::Fix { degree: 3 })).unwrap();
     let done = rt.submit(Spin::new(30, 300)).unwrap().wait().unwrap();
     assert_eq!(done.timing.max_degree, 3);
+    assert!((done.timing.mean_degree - 3.0).abs() < 1e-9);
     let seq = Runtime::start(config(4, Policy::Seq)).unwrap();
     let alone = seq.submit(Spin::new(30, 300)).unwrap().wait().unwrap();
     assert_eq!(alone.timing.max_degree, 1);
@@ -234,6 +235,8 @@ fn fm_raises_the_degree_as_the_request_runs() {
     // 50 ms of work outlasts both intervals. (Timing belongs to benchmarks, not tests:
     // only the degree reached is checked.)
     assert_eq!(done.timing.max_degree, 3);
+    let mean = done.timing.mean_degree;
+    assert!(mean > 1.0 && mean < 3.0, "mean degree {mean}");
     // A short request finishes before the first raise.
     let short = rt.submit(Spin::new(4, 250)).unwrap().wait().unwrap();
     assert_eq!(short.timing.max_degree, 1);

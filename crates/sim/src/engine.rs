@@ -12,7 +12,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use tailor_core::{seeded_rng, Admission, ArrivalStream, Policy, Speedup};
+use tailor_core::{workload_rngs, Admission, ArrivalStream, Policy, Speedup};
 
 use crate::config::{SimConfig, SimError};
 use crate::cpu::{nice_weight, shares};
@@ -25,9 +25,6 @@ use crate::time::SimTime;
 /// A completion this close (in ms) before or after another event counts as tied with it
 /// and goes first; finish times computed in different ways differ by far less.
 pub(crate) const TIE_MS: f64 = 1e-9;
-
-/// Salt that separates the demand stream from the arrival stream of a seed.
-pub(crate) const DEMAND_STREAM: u64 = 0x9E37_79B9_7F4A_7C15;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -149,9 +146,14 @@ pub(crate) struct Engine<'c> {
 pub fn simulate(cfg: &SimConfig) -> Result<SimOutput, SimError> {
     cfg.validate()?;
     let count = cfg.request_count();
-    let mut arrivals = cfg.arrivals.stream(cfg.rps, count, seeded_rng(cfg.seed))?;
+    let (arrival_rng, demand_rng) = workload_rngs(cfg.seed);
+    let mut arrivals = cfg.arrivals.stream(cfg.rps, count, arrival_rng)?;
     if fast::applies(cfg) {
-        return Ok(finish(cfg, fast::run(cfg, arrivals), Vec::new()));
+        return Ok(finish(
+            cfg,
+            fast::run(cfg, arrivals, demand_rng),
+            Vec::new(),
+        ));
     }
     let upcoming = arrivals.next();
     let mut engine = Engine {
@@ -163,7 +165,7 @@ pub fn simulate(cfg: &SimConfig) -> Result<SimOutput, SimError> {
         arrivals,
         upcoming,
         next_arrival: 0,
-        demand_rng: seeded_rng(cfg.seed ^ DEMAND_STREAM),
+        demand_rng,
         reqs: Vec::new(),
         free: Vec::new(),
         load: 0,

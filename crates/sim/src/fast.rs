@@ -11,10 +11,10 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use tailor_core::{seeded_rng, ArrivalStream, RequestDemand};
+use tailor_core::{ArrivalStream, RequestDemand};
 
 use crate::config::SimConfig;
-use crate::engine::{DEMAND_STREAM, TIE_MS};
+use crate::engine::TIE_MS;
 use crate::measure::Measurements;
 use crate::report::RequestRecord;
 
@@ -38,9 +38,12 @@ struct Slot {
 }
 
 /// Runs the requests arriving at `arrivals` and returns their measurements.
-pub(crate) fn run(cfg: &SimConfig, mut arrivals: ArrivalStream) -> Measurements {
+pub(crate) fn run(
+    cfg: &SimConfig,
+    mut arrivals: ArrivalStream,
+    mut demand_rng: tailor_core::Rng,
+) -> Measurements {
     let mut m = Measurements::new(cfg);
-    let mut demand_rng = seeded_rng(cfg.seed ^ DEMAND_STREAM);
     let workers = cfg.worker_count();
     // Capacities grow with use; a huge pool must not reserve memory up front.
     let mut slots: Vec<Slot> = Vec::with_capacity(workers.min(1024));
