@@ -96,12 +96,17 @@ impl Core {
 
     /// Sets the degree to `degree` from now on, closing the previous degree's interval.
     pub(crate) fn set_degree(&self, degree: usize) {
-        let now = Instant::now();
         let mut log = self.degree_log.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(since) = log.0 {
-            log.1 += self.degree.load(Ordering::Acquire) as f64
-                * now.duration_since(since).as_secs_f64();
-        }
+        let now = match log.0 {
+            Some(since) => {
+                let now = Instant::now();
+                log.1 += self.degree.load(Ordering::Acquire) as f64
+                    * now.duration_since(since).as_secs_f64();
+                now
+            }
+            // The first degree holds from the start.
+            None => self.started_at(),
+        };
         log.0 = Some(now);
         self.degree.store(degree, Ordering::Release);
         self.max_degree.fetch_max(degree, Ordering::AcqRel);
