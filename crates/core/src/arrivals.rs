@@ -100,6 +100,27 @@ impl Arrivals {
         }
     }
 
+    /// The arrival rate a run sustains: the phases' overall rate, the trace's, or `rps`.
+    pub fn sustained_rps(&self, rps: f64) -> f64 {
+        match self {
+            Arrivals::Phases(phases) => {
+                let count: usize = phases.iter().map(|p| p.count).sum();
+                let seconds: f64 = phases.iter().map(|p| p.count as f64 / p.rps).sum();
+                count as f64 / seconds
+            }
+            Arrivals::Trace(times) => {
+                let span =
+                    times.last().copied().unwrap_or(0.0) - times.first().copied().unwrap_or(0.0);
+                if span > 0.0 {
+                    1000.0 * (times.len() - 1) as f64 / span
+                } else {
+                    rps
+                }
+            }
+            _ => rps,
+        }
+    }
+
     /// The number of requests this process fixes by itself, if any (phases do).
     pub fn fixed_count(&self) -> Option<usize> {
         match self {

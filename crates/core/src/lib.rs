@@ -26,7 +26,10 @@ pub use policy::{Admission, Policy, Tables};
 pub use profile::{DemandProfile, RequestProfile};
 pub use shapes::Shape;
 pub use speedup::{Speedup, SpeedupSpec};
-pub use summary::{exact_quantile, LatencyRecorder, LatencyStats, PhaseStats, RunSummary};
+pub use summary::{
+    degree_stats, exact_quantile, phase_stats, DegreeStats, LatencyRecorder, LatencyStats,
+    PhaseStats, RunSummary,
+};
 pub use table::{
     AdaptiveRow, AdaptiveTable, IntervalRow, IntervalTable, ADAPTIVE_TABLE_KIND,
     INTERVAL_TABLE_KIND,

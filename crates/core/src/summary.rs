@@ -6,6 +6,8 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use crate::arrivals::Phase;
+
 /// The largest latency the histogram holds exactly: one hour, in microseconds. Larger
 /// values are clamped to it and counted in [`LatencyRecorder::clamped`].
 const MAX_LATENCY_US: u64 = 3_600_000_000;
@@ -179,6 +181,77 @@ pub struct PhaseStats {
     pub p99_last_100_ms: f64,
 }
 
+/// Mean degrees over a run's requests: all of them, and the shortest and longest 5% by
+/// work.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DegreeStats {
+    /// Mean of the requests' time-averaged degrees.
+    pub mean: f64,
+    /// The same over the shortest 5% by work.
+    pub shortest_5pct: f64,
+    /// The same over the longest 5% by work.
+    pub longest_5pct: f64,
+}
+
+/// Degree statistics from (work, mean degree) pairs, which it reorders. The 5% groups
+/// are found by selection, not a full sort; when every request had the same degree
+/// (`uniform`), the groups have it too and no selection runs.
+pub fn degree_stats(pairs: &mut [(f64, f64)], uniform: bool) -> DegreeStats {
+    let mean_of = |rs: &[(f64, f64)]| {
+        if rs.is_empty() {
+            0.0
+        } else {
+            rs.iter().map(|r| r.1).sum::<f64>() / rs.len() as f64
+        }
+    };
+    let mean = mean_of(pairs);
+    if uniform || pairs.is_empty() {
+        return DegreeStats {
+            mean,
+            shortest_5pct: mean,
+            longest_5pct: mean,
+        };
+    }
+    // Works are finite (validated inputs), so a plain comparison is a total order here.
+    let by_work =
+        |a: &(f64, f64), b: &(f64, f64)| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal);
+    let five = (pairs.len() / 20).max(1);
+    pairs.select_nth_unstable_by(five - 1, by_work);
+    let shortest_5pct = mean_of(&pairs[..five]);
+    let at = pairs.len() - five;
+    pairs.select_nth_unstable_by(at, by_work);
+    DegreeStats {
+        mean,
+        shortest_5pct,
+        longest_5pct: mean_of(&pairs[at..]),
+    }
+}
+
+/// Per-phase latency statistics from every request's latency in arrival order.
+pub fn phase_stats(phases: &[Phase], latencies: &[f64]) -> Vec<PhaseStats> {
+    let mut start = 0;
+    phases
+        .iter()
+        .map(|p| {
+            let phase =
+                &latencies[start.min(latencies.len())..(start + p.count).min(latencies.len())];
+            start += p.count;
+            let last = &phase[phase.len().saturating_sub(100)..];
+            PhaseStats {
+                rps: p.rps,
+                requests: p.count,
+                mean_ms: if phase.is_empty() {
+                    0.0
+                } else {
+                    phase.iter().sum::<f64>() / phase.len() as f64
+                },
+                p99_ms: exact_quantile(phase, 0.99),
+                p99_last_100_ms: exact_quantile(last, 0.99),
+            }
+        })
+        .collect()
+}
+
 /// The ceil(q n)-th smallest of `values` (exact, no histogram); 0 for none.
 pub fn exact_quantile(values: &[f64], q: f64) -> f64 {
     if values.is_empty() {
@@ -207,6 +280,35 @@ mod tests {
         assert_eq!(s.max, 1000.0);
         assert!((r.miss_ratio(900.0) - 0.1).abs() < 2e-3);
         assert_eq!(r.miss_ratio(2000.0), 0.0);
+    }
+
+    #[test]
+    fn degree_stats_split_by_work() {
+        // Work i, degree i: the shortest 5% of 100 are works 1..=5, the longest 96..=100.
+        let mut pairs: Vec<(f64, f64)> = (1..=100).rev().map(|i| (i as f64, i as f64)).collect();
+        let d = degree_stats(&mut pairs, false);
+        assert_eq!(d.mean, 50.5);
+        assert_eq!(d.shortest_5pct, 3.0);
+        assert_eq!(d.longest_5pct, 98.0);
+        let mut same = vec![(1.0, 2.0), (5.0, 2.0)];
+        assert_eq!(degree_stats(&mut same, true).longest_5pct, 2.0);
+    }
+
+    #[test]
+    fn phases_split_latencies_in_order() {
+        let phases = [
+            Phase {
+                rps: 10.0,
+                count: 3,
+            },
+            Phase {
+                rps: 20.0,
+                count: 2,
+            },
+        ];
+        let p = phase_stats(&phases, &[1.0, 2.0, 3.0, 10.0, 20.0]);
+        assert_eq!(p[0].mean_ms, 2.0);
+        assert_eq!(p[1].p99_ms, 20.0);
     }
 
     #[test]

@@ -94,23 +94,7 @@ impl SimConfig {
 
     /// The arrival rate the run sustains: the phases' overall rate, the trace's, or `rps`.
     pub fn sustained_rps(&self) -> f64 {
-        match &self.arrivals {
-            Arrivals::Phases(phases) => {
-                let count: usize = phases.iter().map(|p| p.count).sum();
-                let seconds: f64 = phases.iter().map(|p| p.count as f64 / p.rps).sum();
-                count as f64 / seconds
-            }
-            Arrivals::Trace(times) => {
-                let span =
-                    times.last().copied().unwrap_or(0.0) - times.first().copied().unwrap_or(0.0);
-                if span > 0.0 {
-                    1000.0 * (times.len() - 1) as f64 / span
-                } else {
-                    self.rps
-                }
-            }
-            _ => self.rps,
-        }
+        self.arrivals.sustained_rps(self.rps)
     }
 
     /// Refuses settings that are malformed or cannot make sense.

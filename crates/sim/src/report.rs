@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use tailor_core::{exact_quantile, Arrivals, PhaseStats, RunSummary};
+use tailor_core::{degree_stats, phase_stats, Arrivals, RunSummary};
 
 use crate::config::SimConfig;
 use crate::measure::Measurements;
@@ -94,28 +94,8 @@ pub fn write_trace(trace: &[TracePoint], mut out: impl Write) -> io::Result<()> 
 
 pub(crate) fn summarize(cfg: &SimConfig, m: &mut Measurements) -> RunSummary {
     let end = m.end_ms;
-    // The shortest and longest 5% by work are found by selection, not a full sort.
     let mut by_work = std::mem::take(&mut m.work_degree);
-    let mean_degree_of = |rs: &[(f64, f64)]| {
-        if rs.is_empty() {
-            0.0
-        } else {
-            rs.iter().map(|r| r.1).sum::<f64>() / rs.len() as f64
-        }
-    };
-    let all = mean_degree_of(&by_work);
-    let five = (by_work.len() / 20).max(1).min(by_work.len());
-    let (mut shortest, mut longest) = (0.0, 0.0);
-    if m.degree_range.0 == m.degree_range.1 {
-        // Every measured request had the same degree: so do both 5% groups.
-        (shortest, longest) = (all, all);
-    } else if five > 0 {
-        by_work.select_nth_unstable_by(five - 1, by_work_order);
-        shortest = mean_degree_of(&by_work[..five]);
-        let at = by_work.len() - five;
-        by_work.select_nth_unstable_by(at, by_work_order);
-        longest = mean_degree_of(&by_work[at..]);
-    }
+    let degrees = degree_stats(&mut by_work, m.degree_range.0 == m.degree_range.1);
     let measured = by_work.len().max(1) as f64;
     RunSummary {
         engine: "sim".into(),
@@ -134,41 +114,15 @@ pub(crate) fn summarize(cfg: &SimConfig, m: &mut Measurements) -> RunSummary {
             0.0
         },
         mean_threads: if end > 0.0 { m.thread_time / end } else { 0.0 },
-        mean_degree: all,
+        mean_degree: degrees.mean,
         warmup: cfg.warmup_count(),
-        mean_degree_shortest_5pct: shortest,
-        mean_degree_longest_5pct: longest,
+        mean_degree_shortest_5pct: degrees.shortest_5pct,
+        mean_degree_longest_5pct: degrees.longest_5pct,
         degree_distribution: m.max_degrees.iter().map(|c| *c as f64 / measured).collect(),
         seed: cfg.seed,
-        phases: phase_stats(cfg, &m.latencies),
+        phases: match &cfg.arrivals {
+            Arrivals::Phases(phases) => phase_stats(phases, &m.latencies),
+            _ => Vec::new(),
+        },
     }
-}
-
-/// Per-phase latencies for `phases:` arrivals; empty otherwise.
-fn phase_stats(cfg: &SimConfig, latencies: &[f64]) -> Vec<PhaseStats> {
-    let Arrivals::Phases(phases) = &cfg.arrivals else {
-        return Vec::new();
-    };
-    let mut start = 0;
-    phases
-        .iter()
-        .map(|p| {
-            let phase = &latencies[start..start + p.count];
-            start += p.count;
-            let last = &phase[phase.len().saturating_sub(100)..];
-            PhaseStats {
-                rps: p.rps,
-                requests: p.count,
-                mean_ms: phase.iter().sum::<f64>() / phase.len() as f64,
-                p99_ms: exact_quantile(phase, 0.99),
-                p99_last_100_ms: exact_quantile(last, 0.99),
-            }
-        })
-        .collect()
-}
-
-/// Orders (work, degree) pairs by work; works are finite (validated inputs), so a plain
-/// comparison, cheaper than `total_cmp`, is a total order here.
-fn by_work_order(a: &(f64, f64), b: &(f64, f64)) -> std::cmp::Ordering {
-    a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal)
 }
