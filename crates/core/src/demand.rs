@@ -40,6 +40,14 @@ pub enum Demand {
     Distribution(BinnedDistribution),
     /// A preset shaped after a paper's workload.
     Shape(Shape),
+    /// Another demand with every request's work multiplied by `factor` (`scale:F:DEMAND`,
+    /// e.g. `scale:0.075:shape:lucene` for Lucene's shape at a mean near 20 ms).
+    Scaled {
+        /// The multiplier, positive.
+        factor: f64,
+        /// The demand scaled.
+        inner: Box<Demand>,
+    },
 }
 
 impl Demand {
@@ -47,7 +55,8 @@ impl Demand {
     pub fn parse(spec: &str) -> Result<Demand, SpecError> {
         let bad = |reason: &str| SpecError::syntax("demand", spec, reason);
         let forms = "expected exp:MEAN, const:MS, lognormal:MEAN:SD, profile:PATH, \
-                     distribution:PATH, shape:bing, shape:lucene or shape:finance";
+                     distribution:PATH, shape:bing, shape:lucene, shape:finance or \
+                     scale:FACTOR:DEMAND";
         let (head, rest) = spec.split_once(':').ok_or_else(|| bad(forms))?;
         let positive = |text: &str, what: &str| -> Result<f64, SpecError> {
             match text.parse::<f64>() {
@@ -80,6 +89,15 @@ impl Demand {
             "shape" => Shape::from_name(rest)
                 .map(Demand::Shape)
                 .ok_or_else(|| bad("expected shape:bing, shape:lucene or shape:finance")),
+            "scale" => {
+                let (factor, inner) = rest
+                    .split_once(':')
+                    .ok_or_else(|| bad("expected scale:FACTOR:DEMAND"))?;
+                Ok(Demand::Scaled {
+                    factor: positive(factor, "scale factor")?,
+                    inner: Box::new(Demand::parse(inner)?),
+                })
+            }
             _ => Err(bad(forms)),
         }
         .and_then(|d| match d.validate() {
@@ -116,12 +134,20 @@ impl Demand {
                     })
             }
             Demand::Profile(_) | Demand::Distribution(_) | Demand::Shape(_) => Ok(()),
+            Demand::Scaled { factor, inner } => {
+                positive(*factor, "the scale factor")?;
+                inner.validate()
+            }
         }
     }
 
     /// Whether each request brings its own speedup curve (profiles and shapes do).
     pub fn has_own_speedups(&self) -> bool {
-        matches!(self, Demand::Profile(_) | Demand::Shape(_))
+        match self {
+            Demand::Profile(_) | Demand::Shape(_) => true,
+            Demand::Scaled { inner, .. } => inner.has_own_speedups(),
+            _ => false,
+        }
     }
 }
 
@@ -138,6 +164,8 @@ pub struct RequestDemand {
 #[derive(Debug, Clone, PartialEq)]
 pub struct DemandModel {
     demand: Demand,
+    /// Every drawn work is multiplied by this (from `scale:`; 1 otherwise).
+    scale: f64,
     /// `None`: each request's own curve (profiles and shapes).
     speedup: Option<Speedup>,
     /// The log-normal, built once for `Demand::LogNormal`.
@@ -154,6 +182,12 @@ impl DemandModel {
         demand
             .validate()
             .map_err(|reason| SpecError::syntax("demand", &format!("{demand:?}"), reason))?;
+        let mut demand = demand;
+        let mut scale = 1.0;
+        while let Demand::Scaled { factor, inner } = demand {
+            scale *= factor;
+            demand = *inner;
+        }
         let speedup = match speedup {
             Some(SpeedupSpec::Curve(curve)) => Some(curve),
             Some(SpeedupSpec::Profile) | None if demand.has_own_speedups() => None,
@@ -184,6 +218,7 @@ impl DemandModel {
         };
         Ok(DemandModel {
             demand,
+            scale,
             speedup,
             lognormal,
             profile_speedups,
@@ -226,7 +261,9 @@ impl DemandModel {
                 let (w, s) = shape.sample(rng);
                 (w, Some(s))
             }
+            Demand::Scaled { .. } => unreachable!("DemandModel::new unwraps scaling"),
         };
+        let work_ms = work_ms * self.scale;
         let speedup = match (&self.speedup, own) {
             (Some(curve), _) => curve.clone(),
             (None, Some(own)) => own,
@@ -239,6 +276,10 @@ impl DemandModel {
     /// distributions (taking each bin's work as its midpoint), and estimated from
     /// 200,000 seeded draws for the shapes.
     pub fn mean_work_ms(&self) -> f64 {
+        self.scale * self.unscaled_mean_ms()
+    }
+
+    fn unscaled_mean_ms(&self) -> f64 {
         match &self.demand {
             Demand::Exp { mean_ms } | Demand::LogNormal { mean_ms, .. } => *mean_ms,
             Demand::Const { ms } => *ms,
@@ -258,6 +299,7 @@ impl DemandModel {
                 let mut rng = crate::seeded_rng(0x7a11);
                 (0..200_000).map(|_| shape.sample(&mut rng).0).sum::<f64>() / 200_000.0
             }
+            Demand::Scaled { .. } => unreachable!("DemandModel::new unwraps scaling"),
         }
     }
 
@@ -369,6 +411,27 @@ mod tests {
         let e = DemandModel::new(Demand::Const { ms: 1.0 }, Some(SpeedupSpec::Profile));
         assert!(e.is_err());
         assert_eq!(model("exp:1").speedup, Some(Speedup::Linear));
+    }
+
+    #[test]
+    fn scaling_multiplies_every_draw() {
+        let base = model("exp:10");
+        let scaled = model("scale:0.5:exp:10");
+        let a = base.sample_many(50, &mut seeded_rng(4));
+        let b = scaled.sample_many(50, &mut seeded_rng(4));
+        for (x, y) in a.iter().zip(&b) {
+            assert!((y.work_ms - 0.5 * x.work_ms).abs() < 1e-12);
+        }
+        assert_eq!(scaled.mean_work_ms(), 5.0);
+        let lucene = model("scale:0.075:shape:lucene");
+        assert!(
+            (lucene.mean_work_ms() - 20.0).abs() < 0.5,
+            "{}",
+            lucene.mean_work_ms()
+        );
+        assert!(lucene.demand().has_own_speedups());
+        assert!(Demand::parse("scale:0:exp:1").is_err());
+        assert!(Demand::parse("scale:2").is_err());
     }
 
     #[test]
