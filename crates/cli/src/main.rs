@@ -2,6 +2,7 @@
 
 mod plan;
 mod profile;
+mod run;
 mod simulate;
 
 use std::fs::File;
@@ -30,6 +31,8 @@ enum Command {
     Profile(profile::ProfileCommand),
     /// Simulate policies on m modelled cores: one run, or a sweep over policies and loads.
     Simulate(simulate::SimulateArgs),
+    /// Run a workload live on the runtime with an open-loop load generator.
+    Run(run::RunArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +41,7 @@ fn main() -> ExitCode {
         Command::Plan(cmd) => plan::run(cmd),
         Command::Profile(cmd) => profile::run(cmd),
         Command::Simulate(args) => simulate::run(args),
+        Command::Run(args) => run::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

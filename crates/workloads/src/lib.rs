@@ -3,3 +3,86 @@
 mod synthetic;
 
 pub use synthetic::{Spinner, SyntheticJob, SyntheticShape};
+
+use tailor_core::{Demand, DemandModel, SpecError, Speedup, SpeedupSpec};
+
+/// A `WORKLOAD` of shared/spec/cli.md that this build can run.
+#[derive(Debug, Clone)]
+pub enum Workload {
+    /// `synthetic:DEMAND[:SPEEDUP]`: calibrated CPU-bound requests. The speedup is
+    /// `linear` (the default) or `amdahl:F`.
+    Synthetic {
+        /// Where each request's work comes from.
+        demand: DemandModel,
+        /// How each request parallelizes.
+        shape: SyntheticShape,
+    },
+}
+
+impl Workload {
+    /// Parses the `WORKLOAD` syntax.
+    pub fn parse(spec: &str) -> Result<Workload, SpecError> {
+        let bad = |reason: &str| SpecError::Syntax {
+            what: "workload",
+            value: spec.to_string(),
+            reason: reason.to_string(),
+        };
+        if spec == "search" {
+            return Err(bad(
+                "the search workload arrives with the tantivy issue; use synthetic:DEMAND[:SPEEDUP]",
+            ));
+        }
+        let rest = spec
+            .strip_prefix("synthetic:")
+            .ok_or_else(|| bad("expected synthetic:DEMAND[:SPEEDUP]"))?;
+        // The speedup, if any, is the last part: `:linear` or `:amdahl:F`.
+        let (demand, speedup) = if let Some(d) = rest.strip_suffix(":linear") {
+            (d, Some("linear"))
+        } else if let Some(at) = rest.rfind(":amdahl:") {
+            (&rest[..at], Some(&rest[at + 1..]))
+        } else if rest.contains(":table:") {
+            return Err(bad(
+                "a synthetic workload's speedup is linear or amdahl:F (a serial fraction)",
+            ));
+        } else {
+            (rest, None)
+        };
+        let speedup = match speedup {
+            Some(s) => match Speedup::parse(s)? {
+                SpeedupSpec::Curve(c) => c,
+                SpeedupSpec::Profile => unreachable!("only linear and amdahl reach here"),
+            },
+            None => Speedup::Linear,
+        };
+        let shape = SyntheticShape::from_speedup(&speedup).map_err(|r| bad(&r))?;
+        let demand = DemandModel::new(Demand::parse(demand)?, Some(SpeedupSpec::Curve(speedup)))?;
+        Ok(Workload::Synthetic { demand, shape })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_demand_and_speedup() {
+        let Workload::Synthetic { demand, shape } =
+            Workload::parse("synthetic:scale:0.075:shape:lucene:amdahl:0.05").unwrap();
+        assert!((demand.mean_work_ms() - 20.0).abs() < 0.5);
+        assert_eq!(shape.serial_fraction, 0.05);
+        let Workload::Synthetic { shape, .. } = Workload::parse("synthetic:exp:10").unwrap();
+        assert_eq!(shape.serial_fraction, 0.0);
+        let Workload::Synthetic { demand, .. } =
+            Workload::parse("synthetic:lognormal:10:13:linear").unwrap();
+        assert_eq!(demand.mean_work_ms(), 10.0);
+        for bad in [
+            "synthetic:",
+            "synthetic:exp:10:table:1,2",
+            "search",
+            "tantivy",
+            "synthetic:exp:10:amdahl:2",
+        ] {
+            assert!(Workload::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! tailor's load harness: open-loop live runs of the runtime, and request profiling.
+
+mod live;
+pub(crate) mod os;
+
+pub use live::{run_live, LiveConfig, LiveError, LiveOutput};
+pub use os::GeneratorPriority;

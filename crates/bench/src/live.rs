@@ -1,0 +1,298 @@
+//! Open-loop live runs, in one process like TailBench's integrated mode.
+//!
+//! Arrival times and demands are drawn ahead of time from the same generators the
+//! simulator uses (`tailor_core::workload_rngs`), so a seed gives both engines the same
+//! workload. A generator thread (timer slack 1 ns, raised priority where allowed) releases
+//! each request at its intended time: it sleeps until shortly before, then spins. A
+//! request's latency counts from its intended arrival, not from when it was released, so
+//! a late release cannot hide queueing (no coordinated omission). The first requests are
+//! warm-up and stay out of the statistics.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tailor_core::{
+    degree_stats, phase_stats, workload_rngs, ArrivalError, Arrivals, DemandModel, LatencyRecorder,
+    Policy, RunSummary,
+};
+use tailor_runtime::{BoostMode, Runtime, RuntimeConfig, Shutdown, StartError};
+use tailor_sim::RequestRecord;
+use tailor_workloads::{Spinner, SyntheticJob, SyntheticShape};
+
+use crate::os::{self, GeneratorPriority};
+
+/// A live run's settings.
+#[derive(Debug, Clone)]
+pub struct LiveConfig {
+    /// Cores the policy plans for (and utilization is measured against).
+    pub cores: usize,
+    /// The policy under test.
+    pub policy: Policy,
+    /// Where each request's work comes from.
+    pub demand: DemandModel,
+    /// How a synthetic request parallelizes.
+    pub shape: SyntheticShape,
+    /// The arrival process.
+    pub arrivals: Arrivals,
+    /// Offered load, requests per second.
+    pub rps: f64,
+    /// Requests in the run (phases fix their own count).
+    pub requests: usize,
+    /// The workload's seed.
+    pub seed: u64,
+    /// The self-scheduling quantum in ms.
+    pub quantum_ms: f64,
+    /// A latency target for the miss ratio.
+    pub target_ms: Option<f64>,
+    /// Warm-up requests left out of the statistics; `None` means 5%.
+    pub warmup: Option<usize>,
+    /// Worker threads for policies with a pool; `None` means one per core.
+    pub workers: Option<usize>,
+    /// A calibrated spinner to reuse; `None` calibrates one.
+    pub spinner: Option<Spinner>,
+}
+
+/// What a live run produces.
+#[derive(Debug, Clone)]
+pub struct LiveOutput {
+    /// The run summary, the same format as the simulator's, with engine `live`.
+    pub summary: RunSummary,
+    /// One record per request, in arrival order (rejected ones are left out).
+    pub records: Vec<RequestRecord>,
+    /// Actual minus intended release time of every request, in microseconds.
+    pub release_error_us: Vec<f64>,
+    /// How boosting set priorities.
+    pub boost_mode: BoostMode,
+    /// The priority the generator thread got.
+    pub generator_priority: GeneratorPriority,
+}
+
+/// Why a live run could not run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LiveError {
+    /// An argument is out of range.
+    #[error("{name}: {reason}")]
+    BadArgument {
+        /// The flag.
+        name: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The arrivals could not be generated.
+    #[error(transparent)]
+    Arrivals(#[from] ArrivalError),
+    /// The runtime did not start.
+    #[error(transparent)]
+    Start(#[from] StartError),
+}
+
+impl LiveConfig {
+    fn request_count(&self) -> usize {
+        self.arrivals.fixed_count().unwrap_or(self.requests)
+    }
+
+    fn validate(&self) -> Result<(), LiveError> {
+        let bad = |name, reason: String| Err(LiveError::BadArgument { name, reason });
+        if self.cores == 0 {
+            return bad("--cores", "must be at least 1".into());
+        }
+        if self.request_count() == 0 {
+            return bad("--requests", "must be at least 1".into());
+        }
+        let warmup = self.warmup.unwrap_or(self.request_count() / 20);
+        if warmup >= self.request_count() {
+            return bad(
+                "--warmup",
+                format!("{warmup} warm-up requests leave none to measure"),
+            );
+        }
+        if !matches!(self.arrivals, Arrivals::Trace(_)) {
+            let rps = self.arrivals.sustained_rps(self.rps);
+            if !(rps.is_finite() && rps > 0.0) {
+                return bad("--rps", format!("must be positive, found {rps}"));
+            }
+            let utilization = rps * self.demand.mean_work_ms() / (1000.0 * self.cores as f64);
+            if utilization >= 1.0 {
+                return bad(
+                    "--rps",
+                    format!(
+                        "overload: {rps} requests/s of this demand need {:.0}% of the cores even \
+                         run sequentially",
+                        100.0 * utilization
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs the workload live and measures it.
+pub fn run_live(cfg: &LiveConfig) -> Result<LiveOutput, LiveError> {
+    cfg.validate()?;
+    let count = cfg.request_count();
+    let warmup = cfg.warmup.unwrap_or(count / 20);
+    let spinner = Arc::new(cfg.spinner.unwrap_or_else(Spinner::calibrate));
+    let (mut arrival_rng, mut demand_rng) = workload_rngs(cfg.seed);
+    let arrivals = cfg.arrivals.generate(cfg.rps, count, &mut arrival_rng)?;
+    let works: Vec<f64> = cfg
+        .demand
+        .sample_many(count, &mut demand_rng)
+        .iter()
+        .map(|d| d.work_ms)
+        .collect();
+
+    let mut rc = RuntimeConfig::new(cfg.cores, cfg.policy.clone());
+    rc.quantum_ms = cfg.quantum_ms;
+    rc.workers = cfg.workers;
+    let runtime = Arc::new(Runtime::start(rc)?);
+    let boost_mode = runtime.boost_mode();
+
+    let cpu_before = os::process_cpu_seconds();
+    let t0 = Instant::now() + Duration::from_millis(20);
+    // The generator hands each request, at its intended time, to a submitter thread
+    // that enters it into the runtime: the generator never waits on the runtime's locks,
+    // and whatever the hand-off costs still counts in the latency, which runs from the
+    // intended arrival.
+    let (to_submitter, from_generator) = crossbeam_channel::unbounded::<(usize, Instant)>();
+    let submitter = {
+        let (runtime, spinner, works) = (runtime.clone(), spinner.clone(), works.clone());
+        let shape = cfg.shape;
+        std::thread::Builder::new()
+            .name("tailor-submitter".into())
+            .spawn(move || {
+                let mut handles = Vec::with_capacity(works.len());
+                while let Ok((i, intended)) = from_generator.recv() {
+                    let job = SyntheticJob::new(works[i], shape, spinner.clone());
+                    handles.push(runtime.submit_at(job, intended, i >= warmup).ok());
+                }
+                handles
+            })
+            .expect("the submitter thread starts")
+    };
+    let generator = {
+        let arrivals = arrivals.clone();
+        std::thread::Builder::new()
+            .name("tailor-generator".into())
+            .spawn(move || {
+                let priority = os::prepare_generator_thread();
+                let mut errors = Vec::with_capacity(arrivals.len());
+                for (i, &at) in arrivals.iter().enumerate() {
+                    let intended = t0 + Duration::from_secs_f64(at / 1000.0);
+                    let released = wait_until(intended);
+                    errors.push(released.duration_since(intended).as_secs_f64() * 1e6);
+                    let _ = to_submitter.send((i, intended));
+                }
+                (errors, priority)
+            })
+            .expect("the generator thread starts")
+    };
+    // Sample the threads in use every millisecond until every request is done.
+    let mut samples = 0u64;
+    let mut thread_sum = 0u64;
+    while !(generator.is_finished() && submitter.is_finished()) {
+        thread_sum += runtime.metrics().threads_in_use as u64;
+        samples += 1;
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let (release_error_us, generator_priority) =
+        generator.join().expect("the generator does not panic");
+    let handles = submitter.join().expect("the submitter does not panic");
+    while handles.iter().flatten().any(|h| !h.is_done()) {
+        thread_sum += runtime.metrics().threads_in_use as u64;
+        samples += 1;
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let end = Instant::now();
+    let cpu = os::process_cpu_seconds() - cpu_before;
+    let rejected = handles.iter().filter(|h| h.is_none()).count();
+    let mut records = Vec::with_capacity(count);
+    let mut latencies = vec![0.0; count];
+    let mut latency = LatencyRecorder::default();
+    let mut pairs = Vec::with_capacity(count);
+    let top = cfg.policy.max_degree().max(1);
+    let mut max_degrees = vec![0usize; top];
+    let mut last_finish = t0;
+    for (i, handle) in handles.into_iter().enumerate() {
+        let Some(handle) = handle else { continue };
+        let Ok(done) = handle.wait() else { continue };
+        let t = done.timing;
+        let ms = |at: Instant| at.saturating_duration_since(t0).as_secs_f64() * 1000.0;
+        last_finish = last_finish.max(t.finish);
+        latencies[i] = t.latency_ms();
+        if i >= warmup {
+            latency.record(t.latency_ms());
+            pairs.push((works[i], t.mean_degree));
+            max_degrees[t.max_degree.clamp(1, top) - 1] += 1;
+        }
+        records.push(RequestRecord {
+            request: i + 1,
+            arrival_ms: arrivals[i],
+            start_ms: ms(t.start),
+            finish_ms: ms(t.finish),
+            work_ms: works[i],
+            max_degree: t.max_degree,
+            mean_degree: t.mean_degree,
+            boosted: t.boosted,
+        });
+    }
+    let report = Arc::try_unwrap(runtime)
+        .ok()
+        .expect("the generator has let go of the runtime")
+        .shutdown(Shutdown::Drain);
+    let wall = last_finish
+        .max(end)
+        .duration_since(t0)
+        .as_secs_f64()
+        .max(1e-9);
+    let measured = pairs.len().max(1) as f64;
+    let degrees = degree_stats(&mut pairs, false);
+    let summary = RunSummary {
+        engine: "live".into(),
+        policy: cfg.policy.name(),
+        cores: cfg.cores,
+        rps: cfg.arrivals.sustained_rps(cfg.rps),
+        requests: count,
+        completed: report.metrics.completed as usize,
+        rejected,
+        latency_ms: latency.stats(),
+        target_ms: cfg.target_ms,
+        miss_ratio: cfg.target_ms.map(|t| latency.miss_ratio(t)),
+        cpu_utilization: cpu / (wall * cfg.cores as f64),
+        mean_threads: thread_sum as f64 / samples.max(1) as f64,
+        mean_degree: degrees.mean,
+        warmup,
+        mean_degree_shortest_5pct: degrees.shortest_5pct,
+        mean_degree_longest_5pct: degrees.longest_5pct,
+        degree_distribution: max_degrees.iter().map(|c| *c as f64 / measured).collect(),
+        seed: cfg.seed,
+        phases: match &cfg.arrivals {
+            Arrivals::Phases(phases) => phase_stats(phases, &latencies),
+            _ => Vec::new(),
+        },
+    };
+    Ok(LiveOutput {
+        summary,
+        records,
+        release_error_us,
+        boost_mode,
+        generator_priority,
+    })
+}
+
+/// Sleeps until shortly before `target`, then spins; returns when it was reached.
+fn wait_until(target: Instant) -> Instant {
+    const SPIN: Duration = Duration::from_micros(150);
+    loop {
+        let now = Instant::now();
+        if now >= target {
+            return now;
+        }
+        let left = target - now;
+        if left > SPIN {
+            std::thread::sleep(left - SPIN);
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
