@@ -2,6 +2,8 @@
 
 mod live;
 pub(crate) mod os;
+mod profile;
 
 pub use live::{run_live, LiveConfig, LiveError, LiveOutput};
 pub use os::GeneratorPriority;
+pub use profile::{measure_profile, ProfileConfig};

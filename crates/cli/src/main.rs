@@ -26,9 +26,9 @@ enum Command {
     /// Plan a policy offline from a workload profile.
     #[command(subcommand)]
     Plan(plan::PlanCommand),
-    /// Generate or describe demand profiles.
-    #[command(subcommand)]
-    Profile(profile::ProfileCommand),
+    /// Measure a workload's demand profile (--workload, --degrees), or generate or
+    /// describe one.
+    Profile(profile::ProfileArgs),
     /// Simulate policies on m modelled cores: one run, or a sweep over policies and loads.
     Simulate(simulate::SimulateArgs),
     /// Run a workload live on the runtime with an open-loop load generator.
@@ -39,7 +39,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Plan(cmd) => plan::run(cmd),
-        Command::Profile(cmd) => profile::run(cmd),
+        Command::Profile(args) => profile::run(args),
         Command::Simulate(args) => simulate::run(args),
         Command::Run(args) => run::run(args),
     };

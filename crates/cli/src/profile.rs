@@ -5,7 +5,45 @@ use std::io::Write;
 use clap::{Args, Subcommand};
 use tailor_core::{seeded_rng, Demand, DemandModel, DemandProfile, RequestProfile, Speedup};
 
-use crate::{write_output, PathArg};
+use anyhow::Context;
+use tailor_bench::{measure_profile, ProfileConfig};
+use tailor_workloads::{Spinner, Workload};
+
+use crate::{interactive, write_output, PathArg};
+
+/// `tailor profile`: measure a workload's profile, or generate or describe one.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub(crate) struct ProfileArgs {
+    #[command(subcommand)]
+    command: Option<ProfileCommand>,
+    #[command(flatten)]
+    measure: MeasureArgs,
+}
+
+/// Measuring a workload: each request alone at each degree, several times.
+#[derive(Debug, Args)]
+pub(crate) struct MeasureArgs {
+    /// WORKLOAD to measure: synthetic:DEMAND[:SPEEDUP].
+    #[arg(long)]
+    workload: Option<String>,
+    /// Degrees to measure, 1..N.
+    #[arg(long, value_name = "1..N")]
+    degrees: Option<String>,
+    /// Runs per request and degree; the profile keeps the mean (the FM paper used at
+    /// least 10).
+    #[arg(long, default_value_t = 10)]
+    repeat: usize,
+    /// Requests to draw and measure.
+    #[arg(long, default_value_t = 200)]
+    requests: usize,
+    /// Seed of the requests.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Write the profile here instead of stdout.
+    #[arg(long)]
+    out: Option<PathArg>,
+}
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum ProfileCommand {
@@ -45,11 +83,53 @@ pub(crate) struct DescribeArgs {
     profile: PathArg,
 }
 
-pub(crate) fn run(cmd: ProfileCommand) -> anyhow::Result<()> {
-    match cmd {
-        ProfileCommand::Generate(args) => generate(args),
-        ProfileCommand::Describe(args) => describe(args),
+pub(crate) fn run(args: ProfileArgs) -> anyhow::Result<()> {
+    match args.command {
+        Some(ProfileCommand::Generate(args)) => generate(args),
+        Some(ProfileCommand::Describe(args)) => describe(args),
+        None => measure(args.measure),
     }
+}
+
+/// Parses `1..N` (or just `N`) into N.
+fn parse_degrees(text: &str) -> anyhow::Result<usize> {
+    let n = text.strip_prefix("1..").unwrap_or(text);
+    n.parse::<usize>()
+        .ok()
+        .filter(|n| (1..=64).contains(n))
+        .with_context(|| format!("--degrees: expected 1..N with N in 1..=64, found {text:?}"))
+}
+
+fn measure(args: MeasureArgs) -> anyhow::Result<()> {
+    let (Some(workload), Some(degrees)) = (&args.workload, &args.degrees) else {
+        anyhow::bail!(
+            "tailor profile needs --workload and --degrees to measure, or a subcommand \
+             (generate, describe); see tailor profile --help"
+        );
+    };
+    let max_degree = parse_degrees(degrees)?;
+    anyhow::ensure!(args.requests > 0, "--requests must be at least 1");
+    let Workload::Synthetic { demand, shape } = Workload::parse(workload)?;
+    eprintln!("calibrating the spin loop...");
+    let spinner = Spinner::calibrate();
+    let cfg = ProfileConfig {
+        demand,
+        shape,
+        requests: args.requests,
+        max_degree,
+        repeat: args.repeat,
+        seed: args.seed,
+    };
+    let show = interactive();
+    let profile = measure_profile(&cfg, spinner, |done, total| {
+        if show {
+            eprint!("\rprofiled {done} of {total} requests");
+            if done == total {
+                eprintln!();
+            }
+        }
+    })?;
+    write_output(args.out.as_deref(), |w| profile.write(w))
 }
 
 fn generate(args: GenerateArgs) -> anyhow::Result<()> {

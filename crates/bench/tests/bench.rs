@@ -1,0 +1,50 @@
+//! Integration tests of the harness: a small live run. (The measured speedup has its own
+//! test binary, `speedup.rs`, so that nothing else runs beside it.)
+
+use tailor_bench::{run_live, LiveConfig};
+use tailor_core::{Arrivals, Demand, DemandModel, Policy, Speedup, SpeedupSpec};
+use tailor_workloads::{Spinner, SyntheticShape};
+
+fn demand(spec: &str) -> DemandModel {
+    DemandModel::new(
+        Demand::parse(spec).unwrap(),
+        Some(SpeedupSpec::Curve(Speedup::Linear)),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_live_run_completes_every_request_and_reports_them() {
+    let cfg = LiveConfig {
+        cores: 2,
+        policy: Policy::Fix { degree: 2 },
+        demand: demand("exp:2"),
+        shape: SyntheticShape::amdahl(0.1),
+        arrivals: Arrivals::Poisson,
+        rps: 200.0,
+        requests: 300,
+        seed: 3,
+        quantum_ms: 5.0,
+        target_ms: Some(50.0),
+        warmup: Some(20),
+        workers: None,
+        spinner: Some(Spinner::calibrate()),
+    };
+    let out = run_live(&cfg).unwrap();
+    let s = &out.summary;
+    assert_eq!(s.engine, "live");
+    assert_eq!((s.requests, s.completed, s.rejected), (300, 300, 0));
+    assert_eq!(out.records.len(), 300);
+    assert_eq!(out.release_error_us.len(), 300);
+    assert!(s.latency_ms.p99 >= s.latency_ms.p50 && s.latency_ms.p50 > 0.0);
+    assert!((s.degree_distribution.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    assert!(s.miss_ratio.is_some());
+    // Records follow the arrivals drawn from the seed: the same as the simulator's.
+    assert!(out
+        .records
+        .windows(2)
+        .all(|w| w[0].arrival_ms <= w[1].arrival_ms));
+    // An overloaded setting is refused before anything runs.
+    let overload = LiveConfig { rps: 5000.0, ..cfg };
+    assert!(run_live(&overload).is_err());
+}
