@@ -122,8 +122,23 @@ fn finish<T>(outcome: Outcome<T>) -> Result<Done<T>, RequestError> {
 }
 
 impl<T> Handle<T> {
-    /// Blocks until the request resolves.
+    /// Blocks until the request resolves. It first polls with a short exponential backoff
+    /// (crossbeam's `Backoff`: a few spins, then a few yields of the core), so that short
+    /// requests return without the cost of a sleep and a wake-up, then sleeps.
     pub fn wait(self) -> Result<Done<T>, RequestError> {
+        let backoff = crossbeam_utils::Backoff::new();
+        while !backoff.is_completed() {
+            if let Some(outcome) = self
+                .shared
+                .slot
+                .try_lock()
+                .ok()
+                .and_then(|mut slot| slot.outcome.take())
+            {
+                return finish(outcome);
+            }
+            backoff.snooze();
+        }
         let mut slot = self.shared.slot.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             if let Some(outcome) = slot.outcome.take() {

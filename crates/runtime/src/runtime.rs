@@ -1,8 +1,7 @@
 //! The runtime: pooled threads that run requests as the policy says.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -117,8 +116,8 @@ pub(crate) struct Shared {
     ordinary: Sender<Ticket>,
     /// The boost pool's tickets: a request to join, or `None` to exit.
     boost: Sender<Option<Arc<dyn Work>>>,
-    /// Requests started and not finished, for cancellation.
-    in_flight: Mutex<HashMap<u64, Weak<dyn Work>>>,
+    /// Set by a cancelling shutdown: threads skip the remaining units of every request.
+    cancelling: AtomicBool,
     next_id: AtomicU64,
     /// Signalled when the load falls to zero.
     idle: (Mutex<()>, Condvar),
@@ -166,7 +165,7 @@ impl Runtime {
             admitter: Admitter::new(config.policy.clone(), workers, config.queue_bound),
             ordinary: ordinary_tx,
             boost: boost_tx,
-            in_flight: Mutex::new(HashMap::new()),
+            cancelling: AtomicBool::new(false),
             next_id: AtomicU64::new(0),
             idle: (Mutex::new(()), Condvar::new()),
             boost_mode,
@@ -284,19 +283,9 @@ impl Runtime {
                 work.complete(Some(RequestError::Cancelled), timing_now(work.core()));
                 s.leave();
             }
-            let running: Vec<Arc<dyn Work>> = s
-                .in_flight
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .values()
-                .filter_map(Weak::upgrade)
-                .collect();
-            for work in running {
-                let skipped = work.core().fail(RequestError::Cancelled);
-                if work.core().add_done(skipped) {
-                    s.finish(&work);
-                }
-            }
+            // Running and dispatched requests skip their remaining units at the next
+            // unit boundary and resolve as cancelled.
+            s.cancelling.store(true, Ordering::Release);
         }
         // Wait until every accepted request has left the system.
         let (lock, idle) = &s.idle;
@@ -346,22 +335,33 @@ fn timing_now(core: &Core) -> Timing {
 
 /// An ordinary pool thread: starts requests and helps running ones.
 fn ordinary_loop(s: &Arc<Shared>, rx: &Receiver<Ticket>) {
-    while let Ok(ticket) = rx.recv() {
-        match ticket {
-            Ticket::Start(work, after_exit) => s.start(&work, after_exit),
-            Ticket::Help(work) => work_on(s, &work, Role::Helper),
-            Ticket::Stop => return,
+    ORDINARY.with(|o| o.set(true));
+    loop {
+        // A request this thread admitted when its last one finished starts here, without
+        // a round trip through the channel.
+        if let Some((work, after_exit)) = NEXT.with(|n| n.borrow_mut().take()) {
+            s.start(&work, after_exit);
+            continue;
+        }
+        match rx.recv() {
+            Ok(Ticket::Start(work, after_exit)) => s.start(&work, after_exit),
+            Ok(Ticket::Help(work)) => work_on(s, &work, Role::Helper),
+            Ok(Ticket::Stop) | Err(_) => return,
         }
     }
+}
+
+thread_local! {
+    /// Whether this thread is an ordinary pool thread.
+    static ORDINARY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The next request for this ordinary pool thread to start.
+    static NEXT: std::cell::RefCell<Option<(Arc<dyn Work>, bool)>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 impl Shared {
     /// Sends a request to be started by a pool thread.
     fn dispatch(&self, work: Arc<dyn Work>, after_exit: bool) {
-        self.in_flight
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(work.core().id, Arc::downgrade(&work));
         let _ = self.ordinary.send(Ticket::Start(work, after_exit));
     }
 
@@ -458,12 +458,14 @@ impl Shared {
                 .unwrap_or_else(|e| e.into_inner())
                 .record(timing.latency_ms());
         }
-        self.in_flight
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&core.id);
         if let Some((next, after_exit)) = self.admitter.exit() {
-            self.dispatch(next, after_exit);
+            // An ordinary pool thread starts the next request itself once it is done
+            // here; others hand it to the pool.
+            if ORDINARY.with(|o| o.get()) && NEXT.with(|n| n.borrow().is_none()) {
+                NEXT.with(|n| *n.borrow_mut() = Some((next, after_exit)));
+            } else {
+                self.dispatch(next, after_exit);
+            }
         }
         self.leave();
     }
@@ -481,6 +483,13 @@ fn work_on(s: &Arc<Shared>, work: &Arc<dyn Work>, role: Role) {
     let self_schedules = role == Role::Main && s.config.policy.self_schedules();
     let mut joined = false;
     loop {
+        if s.cancelling.load(Ordering::Acquire) {
+            let skipped = core.fail(RequestError::Cancelled);
+            if core.add_done(skipped) {
+                s.finish(work);
+            }
+            break;
+        }
         if role != Role::Boost && core.boosted.load(Ordering::Acquire) {
             break;
         }
