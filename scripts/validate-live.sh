@@ -3,7 +3,8 @@
 # shape:lucene demand scaled to a mean near 20 ms and speedup amdahl:0.05, on 2 cores, at
 # 30%, 50% and 70% of SEQ's capacity, live and simulated with the same seed, for SEQ,
 # FIX-2 and FM (n = 2, target parallelism 3). Each run has 10,500 requests (500 warm-up,
-# 10,000 measured). Takes about 35 minutes; keep the machine otherwise idle.
+# 10,000 measured). Takes about 35 minutes; keep the machine otherwise idle. RATES and
+# POLICIES (space-separated) run a subset.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-/tmp/tailor-validation}
@@ -18,8 +19,8 @@ $T plan fm --profile "$out/profile.csv" --max-degree 2 --target-parallelism 3 --
   --max-interval-ms 200 --percentile 0.99 --max-load 30 --out "$out/fm.json" 2>/dev/null
 printf "%-6s %5s  %9s %9s %6s  %9s %9s %6s\n" policy rps live_p99 sim_p99 diff% \
   live_mean sim_mean diff%
-for rps in 30 50 70; do
-  for policy in seq fix:2 fm; do
+for rps in ${RATES:-30 50 70}; do
+  for policy in ${POLICIES:-seq fix:2 fm}; do
     $T run --workload "synthetic:$DEMAND:amdahl:0.05" --policy "$policy" --table "$out/fm.json" \
       --rps "$rps" --requests "$REQUESTS" --seed 1 --cores 2 --warmup 500 \
       > "$out/live-$policy-$rps.json" 2> "$out/live-$policy-$rps.err"

@@ -1,6 +1,7 @@
 //! tailor's request kernels. For now: the calibrated synthetic workload.
 
 mod synthetic;
+mod thread_cpu;
 
 pub use synthetic::{Spinner, SyntheticJob, SyntheticShape};
 
