@@ -12,14 +12,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tailor_core::{
-    degree_stats, phase_stats, workload_rngs, ArrivalError, Arrivals, DemandModel, LatencyRecorder,
-    Policy, RunSummary,
+    degree_stats, phase_stats, workload_rngs, ArrivalError, Arrivals, LatencyRecorder, Policy,
+    RunSummary,
 };
 use tailor_runtime::{BoostMode, Runtime, RuntimeConfig, Shutdown, StartError};
 use tailor_sim::RequestRecord;
-use tailor_workloads::{Spinner, SyntheticJob, SyntheticShape};
 
 use crate::os::{self, GeneratorPriority};
+use crate::source::RequestSource;
 
 /// A live run's settings.
 #[derive(Debug, Clone)]
@@ -28,10 +28,6 @@ pub struct LiveConfig {
     pub cores: usize,
     /// The policy under test.
     pub policy: Policy,
-    /// Where each request's work comes from.
-    pub demand: DemandModel,
-    /// How a synthetic request parallelizes.
-    pub shape: SyntheticShape,
     /// The arrival process.
     pub arrivals: Arrivals,
     /// Offered load, requests per second.
@@ -48,8 +44,6 @@ pub struct LiveConfig {
     pub warmup: Option<usize>,
     /// Worker threads for policies with a pool; `None` means one per core.
     pub workers: Option<usize>,
-    /// A calibrated spinner to reuse; `None` calibrates one.
-    pub spinner: Option<Spinner>,
 }
 
 /// What a live run produces.
@@ -91,13 +85,23 @@ impl LiveConfig {
         self.arrivals.fixed_count().unwrap_or(self.requests)
     }
 
-    fn validate(&self) -> Result<(), LiveError> {
+    fn validate(&self, source: &impl RequestSource) -> Result<(), LiveError> {
         let bad = |name, reason: String| Err(LiveError::BadArgument { name, reason });
         if self.cores == 0 {
             return bad("--cores", "must be at least 1".into());
         }
         if self.request_count() == 0 {
             return bad("--requests", "must be at least 1".into());
+        }
+        if source.len() < self.request_count() {
+            return bad(
+                "--requests",
+                format!(
+                    "the run needs {} requests but the workload has {}",
+                    self.request_count(),
+                    source.len()
+                ),
+            );
         }
         let warmup = self.warmup.unwrap_or(self.request_count() / 20);
         if warmup >= self.request_count() {
@@ -111,7 +115,11 @@ impl LiveConfig {
             if !(rps.is_finite() && rps > 0.0) {
                 return bad("--rps", format!("must be positive, found {rps}"));
             }
-            let utilization = rps * self.demand.mean_work_ms() / (1000.0 * self.cores as f64);
+            let known: Vec<f64> = (0..self.request_count())
+                .filter_map(|i| source.work_ms(i))
+                .collect();
+            let mean_work = known.iter().sum::<f64>() / known.len().max(1) as f64;
+            let utilization = rps * mean_work / (1000.0 * self.cores as f64);
             if utilization >= 1.0 {
                 return bad(
                     "--rps",
@@ -127,19 +135,20 @@ impl LiveConfig {
     }
 }
 
-/// Runs the workload live and measures it.
-pub fn run_live(cfg: &LiveConfig) -> Result<LiveOutput, LiveError> {
-    cfg.validate()?;
+/// Runs the first requests of `source` live at the configured arrivals and measures them.
+/// The source should be drawn with the same seed, as [`crate::SyntheticSource::new`] and
+/// [`crate::SearchSource::random`] do, so that the simulator sees the same requests.
+pub fn run_live<S: RequestSource>(
+    cfg: &LiveConfig,
+    source: &Arc<S>,
+) -> Result<LiveOutput, LiveError> {
+    cfg.validate(source.as_ref())?;
     let count = cfg.request_count();
     let warmup = cfg.warmup.unwrap_or(count / 20);
-    let spinner = Arc::new(cfg.spinner.unwrap_or_else(Spinner::calibrate));
-    let (mut arrival_rng, mut demand_rng) = workload_rngs(cfg.seed);
+    let (mut arrival_rng, _) = workload_rngs(cfg.seed);
     let arrivals = cfg.arrivals.generate(cfg.rps, count, &mut arrival_rng)?;
-    let works: Vec<f64> = cfg
-        .demand
-        .sample_many(count, &mut demand_rng)
-        .iter()
-        .map(|d| d.work_ms)
+    let works: Vec<f64> = (0..count)
+        .map(|i| source.work_ms(i).unwrap_or(0.0))
         .collect();
 
     let mut rc = RuntimeConfig::new(cfg.cores, cfg.policy.clone());
@@ -156,14 +165,13 @@ pub fn run_live(cfg: &LiveConfig) -> Result<LiveOutput, LiveError> {
     // intended arrival.
     let (to_submitter, from_generator) = crossbeam_channel::unbounded::<(usize, Instant)>();
     let submitter = {
-        let (runtime, spinner, works) = (runtime.clone(), spinner.clone(), works.clone());
-        let shape = cfg.shape;
+        let (runtime, source) = (runtime.clone(), source.clone());
         std::thread::Builder::new()
             .name("tailor-submitter".into())
             .spawn(move || {
-                let mut handles = Vec::with_capacity(works.len());
+                let mut handles = Vec::with_capacity(count);
                 while let Ok((i, intended)) = from_generator.recv() {
-                    let job = SyntheticJob::new(works[i], shape, spinner.clone());
+                    let job = source.job(i);
                     handles.push(runtime.submit_at(job, intended, i >= warmup).ok());
                 }
                 handles

@@ -2,45 +2,33 @@
 //!
 //! This is the offline measurement of the FM paper (§6.1): every request executes in
 //! isolation at degrees 1..N, each time averaged over repetitions (the paper used at
-//! least 10), and the result is the profile `tailor plan fm` reads.
+//! least 10) after one unmeasured warm-up run, and the result is the profile
+//! `tailor plan fm` reads.
 
-use std::sync::Arc;
-
-use tailor_core::{workload_rngs, DemandModel, DemandProfile, Policy, RequestProfile};
+use tailor_core::{DemandProfile, Policy, RequestProfile};
 use tailor_runtime::{Runtime, RuntimeConfig, Shutdown, StartError};
-use tailor_workloads::{Spinner, SyntheticJob, SyntheticShape};
 
-/// What to profile, and how.
+use crate::source::RequestSource;
+
+/// How to profile.
 #[derive(Debug, Clone)]
 pub struct ProfileConfig {
-    /// Where the requests' work comes from.
-    pub demand: DemandModel,
-    /// How a synthetic request parallelizes.
-    pub shape: SyntheticShape,
-    /// How many requests to draw and measure.
+    /// How many requests to measure: the first of the source.
     pub requests: usize,
     /// Degrees 1..=`max_degree`.
     pub max_degree: usize,
     /// Runs per request and degree; the profile keeps their mean.
     pub repeat: usize,
-    /// The workload's seed (the same requests as a run with this seed).
-    pub seed: u64,
 }
 
-/// Measures the profile, calling `progress(done, total)` after each request.
-pub fn measure_profile(
+/// Measures the profile of the first `cfg.requests` requests of `source`, calling
+/// `progress(done, total)` after each request.
+pub fn measure_profile<S: RequestSource>(
     cfg: &ProfileConfig,
-    spinner: Spinner,
+    source: &S,
     progress: impl Fn(usize, usize),
 ) -> Result<DemandProfile, StartError> {
-    let spinner = Arc::new(spinner);
-    let (_, mut demand_rng) = workload_rngs(cfg.seed);
-    let works: Vec<f64> = cfg
-        .demand
-        .sample_many(cfg.requests, &mut demand_rng)
-        .iter()
-        .map(|d| d.work_ms)
-        .collect();
+    let count = cfg.requests.min(source.len());
     // One runtime per degree, each running one request at a time at that degree.
     let runtimes = (1..=cfg.max_degree)
         .map(|d| {
@@ -49,22 +37,27 @@ pub fn measure_profile(
             Runtime::start(rc)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let width = cfg.requests.to_string().len();
-    let mut requests = Vec::with_capacity(cfg.requests);
-    for (i, &work) in works.iter().enumerate() {
+    let width = count.to_string().len();
+    let mut requests = Vec::with_capacity(count);
+    for i in 0..count {
         let times_ms = runtimes
             .iter()
             .map(|rt| {
-                let total: f64 = (0..cfg.repeat.max(1))
-                    .map(|_| {
-                        let job = SyntheticJob::new(work, cfg.shape, spinner.clone());
+                // One unmeasured run first, so that no measured one pays for cold caches
+                // (a search's first touch of the index pages, say).
+                let total: f64 = (0..=cfg.repeat.max(1))
+                    .map(|run| {
                         let done = rt
-                            .submit(job)
+                            .submit(source.job(i))
                             .expect("an idle runtime admits a request")
                             .wait()
-                            .expect("a synthetic request does not fail");
+                            .expect("a request runs to its end");
                         let t = done.timing;
-                        t.finish.duration_since(t.start).as_secs_f64() * 1000.0
+                        if run == 0 {
+                            0.0
+                        } else {
+                            t.finish.duration_since(t.start).as_secs_f64() * 1000.0
+                        }
                     })
                     .sum();
                 (total / cfg.repeat.max(1) as f64).max(1e-6)
@@ -74,7 +67,7 @@ pub fn measure_profile(
             id: format!("q{:0width$}", i + 1),
             times_ms,
         });
-        progress(i + 1, cfg.requests);
+        progress(i + 1, count);
     }
     for rt in runtimes {
         rt.shutdown(Shutdown::Drain);

@@ -1,7 +1,9 @@
 //! Integration tests of the harness: a small live run. (The measured speedup has its own
 //! test binary, `speedup.rs`, so that nothing else runs beside it.)
 
-use tailor_bench::{run_live, LiveConfig};
+use std::sync::Arc;
+
+use tailor_bench::{run_live, LiveConfig, SyntheticSource};
 use tailor_core::{Arrivals, Demand, DemandModel, Policy, Speedup, SpeedupSpec};
 use tailor_workloads::{Spinner, SyntheticShape};
 
@@ -18,8 +20,6 @@ fn a_live_run_completes_every_request_and_reports_them() {
     let cfg = LiveConfig {
         cores: 2,
         policy: Policy::Fix { degree: 2 },
-        demand: demand("exp:2"),
-        shape: SyntheticShape::amdahl(0.1),
         arrivals: Arrivals::Poisson,
         rps: 200.0,
         requests: 300,
@@ -28,9 +28,15 @@ fn a_live_run_completes_every_request_and_reports_them() {
         target_ms: Some(50.0),
         warmup: Some(20),
         workers: None,
-        spinner: Some(Spinner::calibrate()),
     };
-    let out = run_live(&cfg).unwrap();
+    let source = Arc::new(SyntheticSource::new(
+        &demand("exp:2"),
+        SyntheticShape::amdahl(0.1),
+        Spinner::calibrate(),
+        300,
+        3,
+    ));
+    let out = run_live(&cfg, &source).unwrap();
     let s = &out.summary;
     assert_eq!(s.engine, "live");
     assert_eq!((s.requests, s.completed, s.rejected), (300, 300, 0));
@@ -46,5 +52,11 @@ fn a_live_run_completes_every_request_and_reports_them() {
         .all(|w| w[0].arrival_ms <= w[1].arrival_ms));
     // An overloaded setting is refused before anything runs.
     let overload = LiveConfig { rps: 5000.0, ..cfg };
-    assert!(run_live(&overload).is_err());
+    assert!(run_live(&overload, &source).is_err());
+    // A source with fewer requests than the run is refused too.
+    let long = LiveConfig {
+        requests: 301,
+        ..overload
+    };
+    assert!(run_live(&long, &source).is_err());
 }

@@ -1,7 +1,7 @@
 //! The synthetic workload's speedup as measured on this machine. It is alone in its test
 //! binary: cargo runs test binaries one after another, so no other test shares the cores.
 
-use tailor_bench::{measure_profile, ProfileConfig};
+use tailor_bench::{measure_profile, ProfileConfig, SyntheticSource};
 use tailor_core::{Demand, DemandModel, Speedup, SpeedupSpec};
 use tailor_workloads::{Spinner, SyntheticShape};
 
@@ -23,14 +23,12 @@ fn the_measured_speedup_at_degree_2_matches_the_requested_one() {
     }
     let shape = SyntheticShape::amdahl(0.05);
     let cfg = ProfileConfig {
-        demand: demand("const:20"),
-        shape,
         requests: 5,
         max_degree: 2,
         repeat: 5,
-        seed: 1,
     };
-    let profile = measure_profile(&cfg, Spinner::calibrate(), |_, _| {}).unwrap();
+    let source = SyntheticSource::new(&demand("const:20"), shape, Spinner::calibrate(), 5, 1);
+    let profile = measure_profile(&cfg, &source, |_, _| {}).unwrap();
     let mut speedups: Vec<f64> = profile.requests().iter().map(|r| r.speedup(2)).collect();
     speedups.sort_by(f64::total_cmp);
     let measured = speedups[speedups.len() / 2];

@@ -1,8 +1,12 @@
 //! The `tailor` binary: parses arguments into plain values and calls the library crates.
 
+mod chart;
+mod demo;
 mod plan;
 mod profile;
+mod progress;
 mod run;
+mod search;
 mod simulate;
 
 use std::fs::File;
@@ -33,6 +37,9 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     /// Run a workload live on the runtime with an open-loop load generator.
     Run(run::RunArgs),
+    /// Index a real corpus with tantivy, profile and plan its queries, and compare SEQ,
+    /// FIX-2, tantivy's executor, Adaptive and FM live at five loads (the main job).
+    Demo(demo::DemoArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +49,7 @@ fn main() -> ExitCode {
         Command::Profile(args) => profile::run(args),
         Command::Simulate(args) => simulate::run(args),
         Command::Run(args) => run::run(args),
+        Command::Demo(args) => demo::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -12,7 +12,7 @@ use tailor_core::{
 };
 use tailor_plan::{
     binned_problem, plan_adaptive, plan_fm, plan_fm_exhaustive, plan_rc, AdaptiveParams, FmParams,
-    FmProblem,
+    FmProblem, WaitModel,
 };
 use tailor_sim::{simulate, SimConfig};
 
@@ -129,6 +129,19 @@ pub(crate) struct FmArgs {
     /// Which search to run.
     #[arg(long, value_enum, default_value_t = Method::Fast)]
     method: Method,
+    /// How the parallelism model counts a request's wait v0.
+    #[arg(long, value_enum, default_value_t = Waits::Paper)]
+    wait_model: Waits,
+}
+
+/// How the FM planner's parallelism model counts waits (`tailor_plan::WaitModel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Waits {
+    /// The paper's Eq. 2: a wait is time with zero threads and lowers the parallelism.
+    Paper,
+    /// Parallelism is averaged over running time only, so waits never buy parallelism and
+    /// appear only as admit-on-exit at loads where nothing fits (docs/fm-planner.md).
+    Running,
 }
 
 #[derive(Debug, Args)]
@@ -166,6 +179,10 @@ fn fm(args: FmArgs) -> anyhow::Result<()> {
         max_interval_ms: args.max_interval_ms,
         percentile: args.percentile,
         max_load: args.max_load,
+        wait_model: match args.wait_model {
+            Waits::Paper => WaitModel::Paper,
+            Waits::Running => WaitModel::Running,
+        },
     };
     let exact = FmProblem::new(&profile, params.clone())?;
     let problem = match args.bins {

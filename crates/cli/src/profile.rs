@@ -6,10 +6,12 @@ use clap::{Args, Subcommand};
 use tailor_core::{seeded_rng, Demand, DemandModel, DemandProfile, RequestProfile, Speedup};
 
 use anyhow::Context;
-use tailor_bench::{measure_profile, ProfileConfig};
+use tailor_bench::{measure_profile, ProfileConfig, SearchSource, SyntheticSource};
 use tailor_workloads::{Spinner, Workload};
 
-use crate::{interactive, write_output, PathArg};
+use crate::progress::Bar;
+use crate::search::SearchArgs;
+use crate::{write_output, PathArg};
 
 /// `tailor profile`: measure a workload's profile, or generate or describe one.
 #[derive(Debug, Args)]
@@ -24,7 +26,8 @@ pub(crate) struct ProfileArgs {
 /// Measuring a workload: each request alone at each degree, several times.
 #[derive(Debug, Args)]
 pub(crate) struct MeasureArgs {
-    /// WORKLOAD to measure: synthetic:DEMAND[:SPEEDUP].
+    /// WORKLOAD to measure: synthetic:DEMAND[:SPEEDUP], or search (the first --requests
+    /// of its queries, in order).
     #[arg(long)]
     workload: Option<String>,
     /// Degrees to measure, 1..N.
@@ -43,6 +46,8 @@ pub(crate) struct MeasureArgs {
     /// Write the profile here instead of stdout.
     #[arg(long)]
     out: Option<PathArg>,
+    #[command(flatten)]
+    search: SearchArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -109,26 +114,35 @@ fn measure(args: MeasureArgs) -> anyhow::Result<()> {
     };
     let max_degree = parse_degrees(degrees)?;
     anyhow::ensure!(args.requests > 0, "--requests must be at least 1");
-    let Workload::Synthetic { demand, shape } = Workload::parse(workload)?;
-    eprintln!("calibrating the spin loop...");
-    let spinner = Spinner::calibrate();
     let cfg = ProfileConfig {
-        demand,
-        shape,
         requests: args.requests,
         max_degree,
         repeat: args.repeat,
-        seed: args.seed,
     };
-    let show = interactive();
-    let profile = measure_profile(&cfg, spinner, |done, total| {
-        if show {
-            eprint!("\rprofiled {done} of {total} requests");
-            if done == total {
-                eprintln!();
-            }
+    let bar = Bar::new("profiling", args.requests as u64);
+    let show = |done: usize, _: usize| bar.set(done as u64);
+    let profile = match Workload::parse(workload)? {
+        Workload::Synthetic { demand, shape } => {
+            eprintln!("tailor: calibrating the spin loop");
+            let source = SyntheticSource::new(
+                &demand,
+                shape,
+                Spinner::calibrate(),
+                args.requests,
+                args.seed,
+            );
+            measure_profile(&cfg, &source, show)?
         }
-    })?;
+        Workload::Search => {
+            let prepared = args.search.prepare()?;
+            let mut queries = prepared.queries;
+            queries.truncate(args.requests);
+            let source =
+                SearchSource::each_query(prepared.index, queries).map_err(anyhow::Error::msg)?;
+            measure_profile(&cfg, &source, show)?
+        }
+    };
+    bar.finish();
     write_output(args.out.as_deref(), |w| profile.write(w))
 }
 

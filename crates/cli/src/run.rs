@@ -2,16 +2,20 @@
 
 use anyhow::Context;
 use clap::Args;
-use tailor_bench::{run_live, LiveConfig};
-use tailor_core::{exact_quantile, Arrivals, Policy, Tables};
-use tailor_sim::write_records;
-use tailor_workloads::Workload;
+use std::sync::Arc;
 
+use tailor_bench::{run_live, LiveConfig, LiveOutput, SearchSource, SyntheticSource};
+use tailor_core::{exact_quantile, Arrivals, DemandProfile, Policy, Tables};
+use tailor_sim::write_records;
+use tailor_workloads::{Spinner, Workload};
+
+use crate::search::SearchArgs;
 use crate::{write_output, PathArg};
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
-    /// WORKLOAD: synthetic:DEMAND[:SPEEDUP], with SPEEDUP linear (default) or amdahl:F.
+    /// WORKLOAD: synthetic:DEMAND[:SPEEDUP], with SPEEDUP linear (default) or amdahl:F;
+    /// or search (tantivy; see the search flags).
     #[arg(long)]
     workload: String,
     /// POLICY, as for `tailor simulate`.
@@ -50,12 +54,22 @@ pub(crate) struct RunArgs {
     /// Write per-request records (CSV) here.
     #[arg(long)]
     records: Option<PathArg>,
+    #[command(flatten)]
+    search: SearchArgs,
+    /// With search: the queries' profile from `tailor profile --workload search`. Only
+    /// the profiled queries run, and their times serve RC's hints and the statistics.
+    #[arg(long, value_name = "FILE")]
+    search_profile: Option<PathArg>,
+    /// With search: run each query on tantivy's own executor with N threads
+    /// (`search_with_executor`) instead of splitting it for the policy; use --policy seq.
+    #[arg(long, value_name = "N")]
+    tantivy_executor: Option<usize>,
 }
 
 pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
     let tables = Tables::read(&args.tables)?;
     let policy = Policy::parse(&args.policy, &tables)?;
-    let Workload::Synthetic { demand, shape } = Workload::parse(&args.workload)?;
+    let workload = Workload::parse(&args.workload)?;
     let cores = match args.cores {
         Some(c) => c,
         None => std::thread::available_parallelism()
@@ -65,8 +79,6 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
     let cfg = LiveConfig {
         cores,
         policy,
-        demand,
-        shape,
         arrivals: Arrivals::parse(&args.arrivals)?,
         rps: args.rps,
         requests: args.requests,
@@ -75,9 +87,20 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
         target_ms: args.target_ms,
         warmup: args.warmup,
         workers: args.workers,
-        spinner: None,
     };
-    let out = run_live(&cfg)?;
+    let count = cfg.arrivals.fixed_count().unwrap_or(cfg.requests);
+    let out = match workload {
+        Workload::Synthetic { demand, shape } => {
+            anyhow::ensure!(
+                args.search_profile.is_none() && args.tantivy_executor.is_none(),
+                "--search-profile and --tantivy-executor go with --workload search"
+            );
+            let source =
+                SyntheticSource::new(&demand, shape, Spinner::calibrate(), count, cfg.seed);
+            run_live(&cfg, &Arc::new(source))?
+        }
+        Workload::Search => run_search(&args, &cfg, count)?,
+    };
     eprintln!("tailor: {}", out.boost_mode);
     eprintln!(
         "tailor: generator at {:?} priority; release error p50 {:.0} us, p99 {:.0} us",
@@ -93,4 +116,35 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
         writeln!(w)
     })
     .context("cannot print the summary")
+}
+
+/// Prepares the search workload and runs it.
+fn run_search(args: &RunArgs, cfg: &LiveConfig, count: usize) -> anyhow::Result<LiveOutput> {
+    let prepared = args.search.prepare()?;
+    let mut queries = prepared.queries;
+    let seq_ms = match &args.search_profile {
+        Some(path) => {
+            let profile = DemandProfile::read(path)?;
+            anyhow::ensure!(
+                profile.requests().len() <= queries.len(),
+                "{}: {} profiled queries, but only {} queries in {}",
+                path.display(),
+                profile.requests().len(),
+                queries.len(),
+                prepared.queries_path.display()
+            );
+            queries.truncate(profile.requests().len());
+            Some(profile.requests().iter().map(|r| r.seq_ms()).collect())
+        }
+        None => None,
+    };
+    let mut source = SearchSource::random(prepared.index, queries, seq_ms, count, cfg.seed)
+        .map_err(anyhow::Error::msg)?;
+    if let Some(threads) = args.tantivy_executor {
+        anyhow::ensure!(threads >= 1, "--tantivy-executor must be at least 1");
+        source = source
+            .on_tantivy_executor(threads)
+            .map_err(anyhow::Error::msg)?;
+    }
+    Ok(run_live(cfg, &Arc::new(source))?)
 }

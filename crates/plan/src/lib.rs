@@ -10,6 +10,6 @@ mod rc;
 pub use adaptive::{plan_adaptive, AdaptiveParams};
 pub use fm::{
     binned_problem, plan_fm, plan_fm_exhaustive, tail_rank, FmParams, FmProblem, PlanError,
-    Prediction, Progress, PARALLELISM_TOLERANCE,
+    Prediction, Progress, WaitModel, PARALLELISM_TOLERANCE,
 };
 pub use rc::{plan_rc, RcCandidate, RcPlan, RC_PLAN_KIND};

@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use tailor_core::{DemandProfile, IntervalTable, RequestProfile};
 use tailor_plan::{
-    binned_problem, plan_fm, plan_fm_exhaustive, FmParams, FmProblem, PlanError,
+    binned_problem, plan_fm, plan_fm_exhaustive, FmParams, FmProblem, PlanError, WaitModel,
     PARALLELISM_TOLERANCE,
 };
 
@@ -62,7 +62,12 @@ fn oracle(requests: &[(f64, Vec<f64>)], p: &FmParams) -> Vec<Option<OracleRow>> 
                 .map(|(seq, s)| oracle_request(*seq, s, &v))
                 .collect();
             let sum_time: f64 = evals.iter().map(|e| e.0).sum();
-            let ap = evals.iter().map(|e| e.0 * e.1).sum::<f64>() / sum_time * q as f64;
+            // Eq. 3; tailor's running-time model leaves every request's wait out.
+            let denominator = match p.wait_model {
+                WaitModel::Paper => sum_time,
+                WaitModel::Running => sum_time - v[0] * requests.len() as f64,
+            };
+            let ap = evals.iter().map(|e| e.0 * e.1).sum::<f64>() / denominator * q as f64;
             if ap <= p.target_parallelism * (1.0 + PARALLELISM_TOLERANCE) {
                 let mut times: Vec<f64> = evals.iter().map(|e| e.0).collect();
                 times.sort_by(f64::total_cmp);
@@ -140,7 +145,12 @@ fn check_against_oracle(requests: &[(f64, Vec<f64>)], params: &FmParams, table: 
                     .iter()
                     .map(|(seq, s)| oracle_request(*seq, s, &row.intervals_ms))
                     .collect();
-                let sum: f64 = evals.iter().map(|e| e.0).sum();
+                let mut sum: f64 = evals.iter().map(|e| e.0).sum();
+                if params.wait_model == WaitModel::Running {
+                    // A wait buys no parallelism, so a feasible row never waits.
+                    assert_eq!(row.intervals_ms[0], 0.0, "load {}", row.load);
+                    sum -= row.intervals_ms[0] * requests.len() as f64;
+                }
                 let ap = evals.iter().map(|e| e.0 * e.1).sum::<f64>() / sum * row.load as f64;
                 assert!(
                     ap <= params.target_parallelism * (1.0 + 1e-6),
@@ -178,18 +188,22 @@ fn instance() -> impl Strategy<Value = (Vec<(f64, Vec<f64>)>, FmParams)> {
             prop_oneof![Just(0.5), Just(0.9), Just(0.99), Just(1.0), 0.01f64..1.0],
             0.5f64..12.0,
             1usize..=8,
+            prop_oneof![Just(WaitModel::Paper), Just(WaitModel::Running)],
         )
-            .prop_map(move |(requests, step, beta, target, max_load)| {
-                let params = FmParams {
-                    max_degree: n,
-                    target_parallelism: target,
-                    step_ms: step,
-                    max_interval_ms: step * steps as f64,
-                    percentile: beta,
-                    max_load,
-                };
-                (requests, params)
-            })
+            .prop_map(
+                move |(requests, step, beta, target, max_load, wait_model)| {
+                    let params = FmParams {
+                        max_degree: n,
+                        target_parallelism: target,
+                        step_ms: step,
+                        max_interval_ms: step * steps as f64,
+                        percentile: beta,
+                        max_load,
+                        wait_model,
+                    };
+                    (requests, params)
+                },
+            )
     })
 }
 
@@ -242,6 +256,7 @@ fn larger_instances_match_the_oracle() {
             max_interval_ms: if n == 4 { 50.0 } else { 90.0 },
             percentile: [0.9, 0.95, 0.99][case % 3],
             max_load: 10,
+            wait_model: WaitModel::Paper,
         };
         let problem = FmProblem::new(&profile_of(&requests), params.clone()).unwrap();
         let table = plan_fm(&problem, None).unwrap();
@@ -276,6 +291,7 @@ fn bins_of_identical_requests_predict_exactly() {
         max_interval_ms: 100.0,
         percentile: 0.9,
         max_load: 8,
+        wait_model: WaitModel::Paper,
     };
     let exact = plan_fm(&FmProblem::new(&profile, params.clone()).unwrap(), None).unwrap();
     let by_request = binned_problem(&profile, params.clone(), 200).unwrap();
@@ -312,6 +328,7 @@ fn figure_5_example() {
         max_interval_ms: 150.0,
         percentile: 0.99,
         max_load: 16,
+        wait_model: WaitModel::Paper,
     };
     let problem = FmProblem::new(&profile_of(&requests), params.clone()).unwrap();
     let table = plan_fm(&problem, None).unwrap();
@@ -356,6 +373,7 @@ fn rejects_bad_parameters_by_name() {
         max_interval_ms: 20.0,
         percentile: 0.99,
         max_load: 4,
+        wait_model: WaitModel::Paper,
     };
     assert!(FmProblem::new(&profile, ok.clone()).is_ok());
     let cases: Vec<(FmParams, &str)> = vec![
@@ -468,6 +486,7 @@ fn an_unreachable_target_is_an_error_not_a_panic() {
         max_interval_ms: 0.0,
         percentile: 0.99,
         max_load: 3,
+        wait_model: WaitModel::Paper,
     };
     let problem = FmProblem::new(&profile, params).unwrap();
     assert!(matches!(
@@ -491,6 +510,7 @@ fn a_speedup_that_collapses_at_degree_n_keeps_the_sums_exact() {
                 max_interval_ms: 15.0,
                 percentile: 1.0,
                 max_load: 3,
+                wait_model: WaitModel::Paper,
             },
         ),
         (
@@ -505,6 +525,7 @@ fn a_speedup_that_collapses_at_degree_n_keeps_the_sums_exact() {
                 max_interval_ms: 8.0,
                 percentile: 0.5,
                 max_load: 7,
+                wait_model: WaitModel::Paper,
             },
         ),
     ];
@@ -529,6 +550,7 @@ fn oversized_searches_are_refused_before_allocating() {
         max_interval_ms: 20.0,
         percentile: 0.99,
         max_load: 4,
+        wait_model: WaitModel::Paper,
     };
     let refused = [
         FmParams {
@@ -591,6 +613,7 @@ fn speedups_that_overflow_are_refused_naming_the_request() {
         max_interval_ms: 20.0,
         percentile: 0.99,
         max_load: 4,
+        wait_model: WaitModel::Paper,
     };
     let err = FmProblem::new(&profile, params).unwrap_err();
     assert!(err.to_string().contains("request 1"), "{err}");
@@ -606,6 +629,7 @@ fn grid_values_are_clean_decimals() {
         max_interval_ms: 0.3,
         percentile: 0.99,
         max_load: 6,
+        wait_model: WaitModel::Paper,
     };
     let table = plan_fm(&FmProblem::new(&profile, params).unwrap(), None).unwrap();
     for row in &table.rows {

@@ -1,7 +1,7 @@
-//! tailor's request kernels. For now: the calibrated synthetic workload.
+//! tailor's request kernels: the calibrated synthetic workload, and search on tantivy.
 
+pub mod search;
 mod synthetic;
-mod thread_cpu;
 
 pub use synthetic::{Spinner, SyntheticJob, SyntheticShape};
 
@@ -18,6 +18,9 @@ pub enum Workload {
         /// How each request parallelizes.
         shape: SyntheticShape,
     },
+    /// `search`: queries on a tantivy index of GCIDE (or a corpus given by flag), each
+    /// split across the index's segments.
+    Search,
 }
 
 impl Workload {
@@ -29,13 +32,11 @@ impl Workload {
             reason: reason.to_string(),
         };
         if spec == "search" {
-            return Err(bad(
-                "the search workload arrives with the tantivy issue; use synthetic:DEMAND[:SPEEDUP]",
-            ));
+            return Ok(Workload::Search);
         }
         let rest = spec
             .strip_prefix("synthetic:")
-            .ok_or_else(|| bad("expected synthetic:DEMAND[:SPEEDUP]"))?;
+            .ok_or_else(|| bad("expected search or synthetic:DEMAND[:SPEEDUP]"))?;
         // The speedup, if any, is the last part: `:linear` or `:amdahl:F`.
         let (demand, speedup) = if let Some(d) = rest.strip_suffix(":linear") {
             (d, Some("linear"))
@@ -67,23 +68,32 @@ mod tests {
 
     #[test]
     fn parses_demand_and_speedup() {
-        let Workload::Synthetic { demand, shape } =
-            Workload::parse("synthetic:scale:0.075:shape:lucene:amdahl:0.05").unwrap();
+        let Ok(Workload::Synthetic { demand, shape }) =
+            Workload::parse("synthetic:scale:0.075:shape:lucene:amdahl:0.05")
+        else {
+            panic!("a synthetic workload")
+        };
         assert!((demand.mean_work_ms() - 20.0).abs() < 0.5);
         assert_eq!(shape.serial_fraction, 0.05);
-        let Workload::Synthetic { shape, .. } = Workload::parse("synthetic:exp:10").unwrap();
+        let Ok(Workload::Synthetic { shape, .. }) = Workload::parse("synthetic:exp:10") else {
+            panic!("a synthetic workload")
+        };
         assert_eq!(shape.serial_fraction, 0.0);
-        let Workload::Synthetic { demand, .. } =
-            Workload::parse("synthetic:lognormal:10:13:linear").unwrap();
+        let Ok(Workload::Synthetic { demand, .. }) =
+            Workload::parse("synthetic:lognormal:10:13:linear")
+        else {
+            panic!("a synthetic workload")
+        };
         assert_eq!(demand.mean_work_ms(), 10.0);
         for bad in [
             "synthetic:",
             "synthetic:exp:10:table:1,2",
-            "search",
+            "search:gcide",
             "tantivy",
             "synthetic:exp:10:amdahl:2",
         ] {
             assert!(Workload::parse(bad).is_err(), "{bad:?}");
         }
+        assert!(matches!(Workload::parse("search"), Ok(Workload::Search)));
     }
 }

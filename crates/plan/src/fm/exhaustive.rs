@@ -68,8 +68,11 @@ fn fold_schedules(problem: &FmProblem, range: Range<u64>) -> Choices {
                 }
                 let tail = upper_order_statistic(&mut times, need, unit);
                 let mean = sum_time / problem.total_weight as f64;
+                // Eq. 3's denominator, less v0 where the wait model gives it no credit.
+                let running =
+                    sum_time - (1.0 - p.wait_model.credit()) * v[0] * problem.total_weight as f64;
                 for q in 1..=p.max_load {
-                    let ap = q as f64 * sum_threads / sum_time;
+                    let ap = q as f64 * sum_threads / running;
                     if !meets_target(ap, p.target_parallelism) {
                         break;
                     }

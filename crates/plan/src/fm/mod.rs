@@ -43,6 +43,34 @@ pub struct FmParams {
     pub percentile: f64,
     /// Q: the highest load to plan for.
     pub max_load: usize,
+    /// How Eq. 2 counts a request's wait v0.
+    pub wait_model: WaitModel,
+}
+
+/// How the parallelism model (Eq. 2-3) counts the time a request waits before it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WaitModel {
+    /// The paper's Eq. 2: the wait v0 is time with zero threads, so a wait lowers the
+    /// predicted parallelism ap_R(S, q) just as running sequentially longer does.
+    #[default]
+    Paper,
+    /// tailor's departure (docs/fm-planner.md): ap_R averages threads over the time a
+    /// request runs, v0 excluded. A wait adds latency but never thread-time, so by
+    /// Little's law it cannot lower the threads in use; under this model it never makes
+    /// a schedule fit the target, and v0 appears only in admit-on-exit rows, at loads
+    /// where no schedule fits.
+    Running,
+}
+
+impl WaitModel {
+    /// The weight of v0 in the denominator of Eq. 2-3: 1 for the paper's model, 0 when
+    /// parallelism is averaged over running time only.
+    pub(crate) fn credit(self) -> f64 {
+        match self {
+            WaitModel::Paper => 1.0,
+            WaitModel::Running => 0.0,
+        }
+    }
 }
 
 /// Why a table could not be planned.
@@ -308,10 +336,13 @@ impl FmProblem {
             times.push((t, self.weight[r]));
         }
         let need = self.total_weight - tail_rank(self.params.percentile, self.total_weight) + 1;
+        // Eq. 3's denominator: every request's time, less the uncredited part of v0.
+        let running = sum_time
+            - (1.0 - self.params.wait_model.credit()) * schedule_ms[0] * self.total_weight as f64;
         Prediction {
             tail_ms: upper_order_statistic(&mut times, need, self.all_unit()),
             mean_ms: sum_time / self.total_weight as f64,
-            parallelism: load as f64 * sum_threads / sum_time,
+            parallelism: load as f64 * sum_threads / running,
         }
     }
 

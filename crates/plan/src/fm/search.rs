@@ -319,6 +319,7 @@ impl<'p> Scratch<'p> {
             .extend((0..p.len()).filter(|r| self.high[*r] >= floor - margin));
 
         let total_w = p.total_weight as f64;
+        let credit = p.params.wait_model.credit();
         let target = p.params.target_parallelism;
         let (mut const_t, mut const_h) = (base_t, base_h);
         for j in 0..g {
@@ -341,7 +342,7 @@ impl<'p> Scratch<'p> {
                 (sum_t, sum_h) = self.direct_sums(base_t, base_h, v);
             }
             // Skip the tail when even load 1 cannot meet the target with the longest wait.
-            if !meets_target(sum_h / (sum_t + total_w * y), target) {
+            if !meets_target(sum_h / (sum_t + credit * total_w * y), target) {
                 continue;
             }
             self.items.clear();
@@ -380,13 +381,17 @@ impl<'p> Scratch<'p> {
         let step = p.params.step_ms;
         let total_w = p.total_weight as f64;
         let target = p.params.target_parallelism;
+        // Under WaitModel::Running a wait earns no credit: feasibility does not depend
+        // on v0 and the smallest wait, 0, is the best.
+        let credit = p.params.wait_model.credit() * total_w;
         let feasible = |q: usize, j0: usize| {
-            meets_target(q as f64 * sum_h / (sum_t + total_w * p.grid(j0)), target)
+            meets_target(q as f64 * sum_h / (sum_t + credit * p.grid(j0)), target)
         };
         let mut j0 = 0usize;
         for q in 1..=p.params.max_load {
-            // ap = q H / (T + W v0) <= target  <=>  v0 >= (q H / target - T) / W.
-            let estimate = ((q as f64 * sum_h / target - sum_t) / total_w / step).ceil();
+            // ap = q H / (T + W v0) <= target  <=>  v0 >= (q H / target - T) / W (with
+            // no credit the estimate is infinite or NaN and the loops below decide).
+            let estimate = ((q as f64 * sum_h / target - sum_t) / credit / step).ceil();
             if estimate.is_finite() && estimate > j0 as f64 {
                 j0 = (estimate as usize).min(g);
             }

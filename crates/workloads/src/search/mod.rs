@@ -1,0 +1,20 @@
+//! The search workload: tantivy over a real English corpus, each request split across
+//! index segments as the FM paper's Lucene service is (Haque et al., ASPLOS 2015, §5).
+
+mod corpus;
+mod index;
+mod job;
+mod prepare;
+mod queries;
+
+pub use corpus::{
+    generated_corpus, read_corpus_file, read_dictd, read_gcide, CorpusError, Doc, GCIDE_DICT,
+    GCIDE_INDEX,
+};
+pub use index::{IndexError, IndexOrigin, SearchIndex};
+pub use job::{Hit, SearchJob, SearchResult, SegmentPart, TOP_K};
+pub use prepare::{
+    default_data_dir, prepare, PrepareEvent, PreparedSearch, SearchError, SearchSetup,
+    DEFAULT_QUERIES, DEFAULT_SEGMENTS,
+};
+pub use queries::{generate_queries, read_queries, write_queries, QuerySpec};
