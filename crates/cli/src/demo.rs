@@ -114,21 +114,54 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<()> {
     );
     let tables = plan(&args, &profile, cores)?;
 
-    let capacity = cores as f64 * 1000.0 / mean;
+    // Queries run together cost more than alone (caches, memory bandwidth), so the
+    // capacity comes from a short SEQ run at half the profile's capacity: its CPU
+    // utilization, measured from process CPU time, says how much each query really costs.
+    let profiled_capacity = cores as f64 * 1000.0 / mean;
+    let probe_rps = 0.5 * profiled_capacity;
+    let probe = LiveConfig {
+        cores,
+        policy: Policy::Seq,
+        arrivals: Arrivals::Poisson,
+        rps: probe_rps,
+        requests: ((probe_rps * 3.0) as usize).max(200),
+        seed: args.seed,
+        quantum_ms: STEP_MS,
+        target_ms: None,
+        warmup: None,
+        workers: None,
+    };
+    let probe_source = SearchSource::random(
+        prepared.index.clone(),
+        truncated(&prepared, profile.requests().len()),
+        None,
+        probe.requests,
+        args.seed,
+    )
+    .map_err(anyhow::Error::msg)?;
+    let utilization = run_live(&probe, &Arc::new(probe_source))?
+        .summary
+        .cpu_utilization;
+    let capacity = profiled_capacity * (0.5 / utilization.clamp(0.05, 1.0)).min(1.0);
+    eprintln!(
+        "    capacity probe: SEQ at {probe_rps:.0} queries/s used {:.0}% of the cores, so \
+         SEQ's live capacity is about {capacity:.0} queries/s (the profile alone says \
+         {profiled_capacity:.0})",
+        100.0 * utilization
+    );
     let rates: Vec<f64> = args.loads.iter().map(|l| l * capacity).collect();
     phase(
         4,
         &format!(
-            "live runs: {} policies x {} loads, {} s each (SEQ capacity {capacity:.0} queries/s \
-             on {cores} cores)",
+            "live runs: {} policies x {} loads, {} s each (loads are fractions of SEQ's live \
+             capacity, {capacity:.0} queries/s on {cores} cores)",
             POLICIES.len(),
             rates.len(),
             args.seconds
         ),
     );
     let seq_ms: Vec<f64> = profile.requests().iter().map(|r| r.seq_ms()).collect();
-    let mut queries = prepared.queries.clone();
-    queries.truncate(seq_ms.len());
+    let queries = truncated(&prepared, seq_ms.len());
     let bar = Bar::new("running", (POLICIES.len() * rates.len()) as u64);
     let mut results: Vec<Vec<RunSummary>> = vec![Vec::new(); POLICIES.len()];
     let mut done = 0;
@@ -202,6 +235,11 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<()> {
     }
     eprintln!("done in {:.0} s", started.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// The first `count` queries: the profiled ones.
+fn truncated(prepared: &PreparedSearch, count: usize) -> Vec<tailor_workloads::search::QuerySpec> {
+    prepared.queries.iter().take(count).cloned().collect()
 }
 
 /// Installs GCIDE when it is missing and no corpus was given, where apt-get can.
