@@ -77,6 +77,31 @@ impl IntervalRow {
 }
 
 impl IntervalTable {
+    /// A hand-written table: row q is `(v0..v_{n-1} in ms, admit_on_exit)` for load q,
+    /// with placeholder planning metadata and predictions (for tests and examples).
+    pub fn from_schedules(max_degree: usize, rows: Vec<(Vec<f64>, bool)>) -> IntervalTable {
+        IntervalTable {
+            kind: INTERVAL_TABLE_KIND.into(),
+            max_degree,
+            target_parallelism: 8.0,
+            percentile: 0.99,
+            step_ms: 5.0,
+            max_interval_ms: 100.0,
+            rows: rows
+                .into_iter()
+                .enumerate()
+                .map(|(i, (intervals_ms, admit_on_exit))| IntervalRow {
+                    load: i + 1,
+                    intervals_ms,
+                    admit_on_exit,
+                    tail_ms: 0.0,
+                    mean_ms: 0.0,
+                    parallelism: 0.0,
+                })
+                .collect(),
+        }
+    }
+
     /// The row for `load`: loads above the last row use the last row, and load 0 the first.
     pub fn row(&self, load: usize) -> &IntervalRow {
         &self.rows[load.clamp(1, self.rows.len()) - 1]

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tailor_core::{IntervalRow, IntervalTable, Job, Policy, INTERVAL_TABLE_KIND};
+use tailor_core::{IntervalTable, Job, Policy};
 use tailor_runtime::{BoostMode, RequestError, Runtime, RuntimeConfig, Shutdown, SubmitError};
 
 /// Busy-waits: CPU-bound like the real workloads, independent of calibration.
@@ -61,26 +61,7 @@ fn config(cores: usize, policy: Policy) -> RuntimeConfig {
 
 fn fm_table(rows: Vec<(Vec<f64>, bool)>) -> Arc<IntervalTable> {
     let n = rows[0].0.len();
-    Arc::new(IntervalTable {
-        kind: INTERVAL_TABLE_KIND.into(),
-        max_degree: n,
-        target_parallelism: 8.0,
-        percentile: 0.99,
-        step_ms: 5.0,
-        max_interval_ms: 100.0,
-        rows: rows
-            .into_iter()
-            .enumerate()
-            .map(|(i, (v, admit_on_exit))| IntervalRow {
-                load: i + 1,
-                intervals_ms: v,
-                admit_on_exit,
-                tail_ms: 0.0,
-                mean_ms: 0.0,
-                parallelism: 0.0,
-            })
-            .collect(),
-    })
+    Arc::new(IntervalTable::from_schedules(n, rows))
 }
 
 // ---------------------------------------------------------------------------------------

@@ -3,10 +3,7 @@
 
 use std::sync::Arc;
 
-use tailor_core::{
-    Arrivals, Demand, DemandModel, IntervalRow, IntervalTable, Policy, Speedup, SpeedupSpec,
-    INTERVAL_TABLE_KIND,
-};
+use tailor_core::{Arrivals, Demand, DemandModel, IntervalTable, Policy, Speedup, SpeedupSpec};
 use tailor_sim::{simulate, SimConfig, SimError, SimOutput};
 
 fn model(demand: Demand, speedup: Option<Speedup>) -> DemandModel {
@@ -258,26 +255,7 @@ fn cpu_time_is_work_times_degree_over_speedup() {
 // ---------------------------------------------------------------------------------------
 
 fn table(rows: Vec<(Vec<f64>, bool)>, max_degree: usize) -> Arc<IntervalTable> {
-    Arc::new(IntervalTable {
-        kind: INTERVAL_TABLE_KIND.into(),
-        max_degree,
-        target_parallelism: 8.0,
-        percentile: 0.99,
-        step_ms: 5.0,
-        max_interval_ms: 100.0,
-        rows: rows
-            .into_iter()
-            .enumerate()
-            .map(|(i, (v, admit_on_exit))| IntervalRow {
-                load: i + 1,
-                intervals_ms: v,
-                admit_on_exit,
-                tail_ms: 0.0,
-                mean_ms: 0.0,
-                parallelism: 0.0,
-            })
-            .collect(),
-    })
+    Arc::new(IntervalTable::from_schedules(max_degree, rows))
 }
 
 #[test]
