@@ -141,8 +141,11 @@ pub(crate) trait Work: Send + Sync {
     fn join(&self) -> Result<(), String>;
     /// Runs unit `i` and keeps its part; Err with the panic message if it panicked.
     fn run_unit(&self, i: usize) -> Result<(), String>;
-    /// Merges the parts (unless the request failed) and resolves the handle.
-    fn complete(&self, failure: Option<RequestError>, timing: Timing);
+    /// Merges the parts (unless the request failed) and resolves the handle with the
+    /// timing `timing` gives for the moment the result is ready, which it returns: the
+    /// merge is part of the request, so its latency ends after it.
+    fn complete(&self, failure: Option<RequestError>, timing: &dyn Fn(Instant) -> Timing)
+        -> Timing;
 }
 
 /// A request of job type `J`.
@@ -191,10 +194,15 @@ impl<J: Job> Work for Request<J> {
         Ok(())
     }
 
-    fn complete(&self, failure: Option<RequestError>, timing: Timing) {
+    fn complete(
+        &self,
+        failure: Option<RequestError>,
+        timing: &dyn Fn(Instant) -> Timing,
+    ) -> Timing {
         if let Some(why) = failure {
+            let timing = timing(Instant::now());
             self.completer.complete(Err(why), Some(timing));
-            return;
+            return timing;
         }
         let parts: Option<Vec<J::Part>> = self
             .parts
@@ -208,7 +216,9 @@ impl<J: Job> Work for Request<J> {
                 "a unit finished without its part (a runtime bug)".into(),
             )),
         };
+        let timing = timing(Instant::now());
         self.completer.complete(result, Some(timing));
+        timing
     }
 }
 

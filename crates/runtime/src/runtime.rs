@@ -280,7 +280,9 @@ impl Runtime {
         if how == Shutdown::Cancel {
             for work in s.admitter.take_waiting() {
                 s.metrics.cancelled.fetch_add(1, Ordering::Relaxed);
-                work.complete(Some(RequestError::Cancelled), timing_now(work.core()));
+                work.complete(Some(RequestError::Cancelled), &|now| {
+                    timing_now(work.core(), now)
+                });
                 s.leave();
             }
             // Running and dispatched requests skip their remaining units at the next
@@ -321,8 +323,7 @@ impl Drop for Runtime {
 }
 
 /// The timing of a request that never started.
-fn timing_now(core: &Core) -> Timing {
-    let now = Instant::now();
+fn timing_now(core: &Core, now: Instant) -> Timing {
     Timing {
         arrival: core.arrival,
         start: now,
@@ -428,21 +429,19 @@ impl Shared {
         let failure = core.take_failure();
         let max_degree = core.max_degree.load(Ordering::Acquire).max(1);
         let boosted = core.boosted.load(Ordering::Acquire);
-        let finish = Instant::now();
-        let timing = Timing {
+        let timing = work.complete(failure.clone(), &|finish| Timing {
             arrival: core.arrival,
             start: core.started_at(),
             finish,
             max_degree,
             mean_degree: core.mean_degree(finish),
             boosted,
-        };
+        });
         let counter = match &failure {
             None => &self.metrics.completed,
             Some(RequestError::Cancelled) => &self.metrics.cancelled,
             Some(RequestError::Panicked(_)) => &self.metrics.failed,
         };
-        work.complete(failure, timing);
         counter.fetch_add(1, Ordering::Relaxed);
         if boosted {
             self.metrics

@@ -105,6 +105,33 @@ fn requests_without_units_still_merge() {
     assert!(done.output.is_empty());
 }
 
+/// A request whose merge does all the work, as tantivy's own executor peer does.
+struct SlowMerge(u64);
+
+impl Job for SlowMerge {
+    type Part = ();
+    type Output = ();
+    fn units(&self) -> usize {
+        0
+    }
+    fn run(&self, _: usize) {}
+    fn merge(&self, _: Vec<()>) {
+        busy(self.0);
+    }
+}
+
+#[test]
+fn the_latency_includes_the_merge() {
+    let rt = Runtime::start(config(2, Policy::Seq)).unwrap();
+    let submitted = Instant::now();
+    let done = rt.submit(SlowMerge(20_000)).unwrap().wait().unwrap();
+    // The merge ran for at least 20 ms before the result was ready.
+    assert!(done.timing.finish >= submitted + Duration::from_millis(20));
+    assert!(done.timing.latency_ms() >= 20.0);
+    let m = rt.shutdown(Shutdown::Drain).metrics;
+    assert!(m.latency_ms.max >= 20.0, "{:?}", m.latency_ms);
+}
+
 // ---------------------------------------------------------------------------------------
 // Failures
 // ---------------------------------------------------------------------------------------
