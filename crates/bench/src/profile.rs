@@ -2,8 +2,12 @@
 //!
 //! This is the offline measurement of the FM paper (§6.1): every request executes in
 //! isolation at degrees 1..N, each time averaged over repetitions (the paper used at
-//! least 10) after one unmeasured warm-up run, and the result is the profile
-//! `tailor plan fm` reads.
+//! least 10), and the result is the profile `tailor plan fm` reads. The repetitions are
+//! passes over all the requests rather than one request run again and again: a request
+//! repeated back to back finds the caches full of its own data, and measured that way
+//! short searches came out at half the time they take among other requests in a live run.
+//! One unmeasured pass comes first, so that no measured run pays for a first touch of
+//! the data (a search's first read of the index pages, say).
 
 use tailor_core::{DemandProfile, Policy, RequestProfile};
 use tailor_runtime::{Runtime, RuntimeConfig, Shutdown, StartError};
@@ -22,13 +26,14 @@ pub struct ProfileConfig {
 }
 
 /// Measures the profile of the first `cfg.requests` requests of `source`, calling
-/// `progress(done, total)` after each request.
+/// `progress(done, total)` after each request's runs at every degree in a pass.
 pub fn measure_profile<S: RequestSource>(
     cfg: &ProfileConfig,
     source: &S,
     progress: impl Fn(usize, usize),
 ) -> Result<DemandProfile, StartError> {
     let count = cfg.requests.min(source.len());
+    let repeat = cfg.repeat.max(1);
     // One runtime per degree, each running one request at a time at that degree.
     let runtimes = (1..=cfg.max_degree)
         .map(|d| {
@@ -37,40 +42,39 @@ pub fn measure_profile<S: RequestSource>(
             Runtime::start(rc)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let width = count.to_string().len();
-    let mut requests = Vec::with_capacity(count);
-    for i in 0..count {
-        let times_ms = runtimes
-            .iter()
-            .map(|rt| {
-                // One unmeasured run first, so that no measured one pays for cold caches
-                // (a search's first touch of the index pages, say).
-                let total: f64 = (0..=cfg.repeat.max(1))
-                    .map(|run| {
-                        let done = rt
-                            .submit(source.job(i))
-                            .expect("an idle runtime admits a request")
-                            .wait()
-                            .expect("a request runs to its end");
-                        let t = done.timing;
-                        if run == 0 {
-                            0.0
-                        } else {
-                            t.finish.duration_since(t.start).as_secs_f64() * 1000.0
-                        }
-                    })
-                    .sum();
-                (total / cfg.repeat.max(1) as f64).max(1e-6)
-            })
-            .collect();
-        requests.push(RequestProfile {
-            id: format!("q{:0width$}", i + 1),
-            times_ms,
-        });
-        progress(i + 1, count);
+    // totals[i][d]: request i's measured time at degree d + 1, summed over the passes.
+    let mut totals = vec![vec![0.0; runtimes.len()]; count];
+    let passes = repeat + 1;
+    for pass in 0..passes {
+        for (i, total) in totals.iter_mut().enumerate() {
+            for (rt, sum) in runtimes.iter().zip(total.iter_mut()) {
+                let done = rt
+                    .submit(source.job(i))
+                    .expect("an idle runtime admits a request")
+                    .wait()
+                    .expect("a request runs to its end");
+                if pass > 0 {
+                    let t = done.timing;
+                    *sum += t.finish.duration_since(t.start).as_secs_f64() * 1000.0;
+                }
+            }
+            progress(pass * count + i + 1, passes * count);
+        }
     }
     for rt in runtimes {
         rt.shutdown(Shutdown::Drain);
     }
+    let width = count.to_string().len();
+    let requests = totals
+        .into_iter()
+        .enumerate()
+        .map(|(i, sums)| RequestProfile {
+            id: format!("q{:0width$}", i + 1),
+            times_ms: sums
+                .into_iter()
+                .map(|sum| (sum / repeat as f64).max(1e-6))
+                .collect(),
+        })
+        .collect();
     Ok(DemandProfile::new(requests).expect("measured times are positive"))
 }

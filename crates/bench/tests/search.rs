@@ -29,7 +29,7 @@ fn every_policy_and_degree_returns_the_sequential_top_k() {
     assert_eq!(origin, IndexOrigin::Built);
     assert_eq!(index.segments(), 6);
     let index = Arc::new(index);
-    let queries = generate_queries(&index, 60, 3).unwrap();
+    let queries = generate_queries(&index, 150, 3).unwrap();
     // Every kind of query shows up.
     for kind in ["term", "and", "or", "rerank", "phrase", "prefix", "fuzzy"] {
         assert!(

@@ -120,7 +120,7 @@ fn measure(args: MeasureArgs) -> anyhow::Result<()> {
         repeat: args.repeat,
     };
     let bar = Bar::new("profiling", args.requests as u64);
-    let show = |done: usize, _: usize| bar.set(done as u64);
+    let show = |done: usize, total: usize| bar.set_of(done, total);
     let profile = match Workload::parse(workload)? {
         Workload::Synthetic { demand, shape } => {
             eprintln!("tailor: calibrating the spin loop");

@@ -24,6 +24,12 @@ impl Bar {
         self.0.set_position(done);
     }
 
+    /// Moves the bar to `done` of `total` steps, the total known only now.
+    pub(crate) fn set_of(&self, done: usize, total: usize) {
+        self.0.set_length(total as u64);
+        self.0.set_position(done as u64);
+    }
+
     /// Clears the bar.
     pub(crate) fn finish(self) {
         self.0.finish_and_clear();
