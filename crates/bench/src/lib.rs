@@ -1,11 +1,11 @@
 //! tailor's load harness: open-loop live runs of the runtime, and request profiling.
 
 mod live;
-pub(crate) mod os;
+mod os;
 mod profile;
 mod source;
 
-pub use live::{run_live, LiveConfig, LiveError, LiveOutput};
-pub use os::GeneratorPriority;
+pub use live::{release_at, run_live, LiveConfig, LiveError, LiveOutput};
+pub use os::{process_cpu_seconds, GeneratorPriority};
 pub use profile::{measure_profile, ProfileConfig};
 pub use source::{RequestSource, SearchSource, SyntheticSource};

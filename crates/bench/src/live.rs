@@ -183,15 +183,9 @@ pub fn run_live<S: RequestSource>(
         std::thread::Builder::new()
             .name("tailor-generator".into())
             .spawn(move || {
-                let priority = os::prepare_generator_thread();
-                let mut errors = Vec::with_capacity(arrivals.len());
-                for (i, &at) in arrivals.iter().enumerate() {
-                    let intended = t0 + Duration::from_secs_f64(at / 1000.0);
-                    let released = wait_until(intended);
-                    errors.push(released.duration_since(intended).as_secs_f64() * 1e6);
+                release_at(t0, &arrivals, |i, intended| {
                     let _ = to_submitter.send((i, intended));
-                }
-                (errors, priority)
+                })
             })
             .expect("the generator thread starts")
     };
@@ -289,6 +283,26 @@ pub fn run_live<S: RequestSource>(
 }
 
 /// Sleeps until shortly before `target`, then spins; returns when it was reached.
+/// Releases request i at `t0` plus `arrivals_ms[i]`, calling `release(i, intended time)`
+/// on the calling thread, which it first makes a precise, high-priority generator (see
+/// the module's summary). Returns each release's lateness in microseconds and the
+/// priority the thread got. `tailor run` and `tailor load` both pace requests with it.
+pub fn release_at(
+    t0: Instant,
+    arrivals_ms: &[f64],
+    mut release: impl FnMut(usize, Instant),
+) -> (Vec<f64>, GeneratorPriority) {
+    let priority = os::prepare_generator_thread();
+    let mut errors = Vec::with_capacity(arrivals_ms.len());
+    for (i, &at) in arrivals_ms.iter().enumerate() {
+        let intended = t0 + Duration::from_secs_f64(at / 1000.0);
+        let released = wait_until(intended);
+        errors.push(released.duration_since(intended).as_secs_f64() * 1e6);
+        release(i, intended);
+    }
+    (errors, priority)
+}
+
 fn wait_until(target: Instant) -> Instant {
     const SPIN: Duration = Duration::from_micros(150);
     loop {

@@ -5,7 +5,7 @@
 #![allow(unsafe_code)]
 
 /// CPU time the whole process has used, user and system, in seconds.
-pub(crate) fn process_cpu_seconds() -> f64 {
+pub fn process_cpu_seconds() -> f64 {
     // SAFETY: getrusage writes one rusage struct into the zeroed value we pass.
     unsafe {
         let mut usage: libc::rusage = std::mem::zeroed();

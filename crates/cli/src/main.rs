@@ -7,6 +7,7 @@ mod profile;
 mod progress;
 mod run;
 mod search;
+mod serve;
 mod simulate;
 
 use std::fs::File;
@@ -40,6 +41,10 @@ enum Command {
     /// Index a real corpus with tantivy, profile and plan its queries, and compare SEQ,
     /// FIX-2, tantivy's executor, Adaptive and FM live at five loads (the main job).
     Demo(demo::DemoArgs),
+    /// Serve a workload over HTTP on the runtime (shared/spec/http.md).
+    Serve(serve::ServeArgs),
+    /// Load a `tailor serve` with open-loop HTTP requests and print the run summary.
+    Load(serve::LoadArgs),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +55,8 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate::run(args),
         Command::Run(args) => run::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Serve(args) => serve::serve(args),
+        Command::Load(args) => serve::load(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -189,6 +189,12 @@ impl Admitter {
         waiting
     }
 
+    /// Requests waiting for admission now.
+    pub(crate) fn waiting(&self) -> usize {
+        let s = self.lock();
+        s.queue.len() + s.delayed.len()
+    }
+
     /// Stops the admission thread.
     pub(crate) fn close(&self) {
         self.lock().closed = true;

@@ -38,10 +38,11 @@ impl Metrics {
         }
     }
 
-    pub(crate) fn snapshot(&self) -> MetricsSnapshot {
+    pub(crate) fn snapshot(&self, waiting: usize) -> MetricsSnapshot {
         let latency = self.latency.lock().unwrap_or_else(|e| e.into_inner());
         MetricsSnapshot {
             load: self.load.load(Ordering::Relaxed),
+            waiting,
             threads_in_use: self.threads_in_use.load(Ordering::Relaxed),
             boosted_threads: self.boosted_threads.load(Ordering::Relaxed),
             completed: self.completed.load(Ordering::Relaxed),
@@ -64,6 +65,8 @@ impl Metrics {
 pub struct MetricsSnapshot {
     /// Requests in the system now: waiting or running.
     pub load: usize,
+    /// Requests waiting for admission now (the bounded queue and FM's delay).
+    pub waiting: usize,
     /// Pool threads working on a request now.
     pub threads_in_use: usize,
     /// Threads reserved for boosted requests now.

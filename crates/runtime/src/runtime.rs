@@ -228,6 +228,11 @@ impl Runtime {
         self.shared.boost_mode
     }
 
+    /// The policy it runs.
+    pub fn policy(&self) -> &Policy {
+        &self.shared.config.policy
+    }
+
     /// Submits a request arriving now.
     pub fn submit<J: Job>(&self, job: J) -> Result<Handle<J::Output>, SubmitError> {
         self.submit_at(job, Instant::now(), true)
@@ -265,7 +270,7 @@ impl Runtime {
 
     /// The live metrics.
     pub fn metrics(&self) -> MetricsSnapshot {
-        self.shared.metrics.snapshot()
+        self.shared.metrics.snapshot(self.shared.admitter.waiting())
     }
 
     /// Stops the runtime, draining or cancelling what is unfinished, and waits for its
@@ -274,7 +279,15 @@ impl Runtime {
         self.stop(how)
     }
 
-    fn stop(&mut self, how: Shutdown) -> ShutdownReport {
+    /// Refuses new requests and cancels every unfinished one: waiting requests resolve as
+    /// cancelled now, running ones at their next unit boundary. It does not wait; a
+    /// later [`shutdown`](Runtime::shutdown) does. A server calls this when its drain
+    /// deadline has passed.
+    pub fn cancel_unfinished(&self) {
+        self.begin_stop(Shutdown::Cancel);
+    }
+
+    fn begin_stop(&self, how: Shutdown) {
         let s = &self.shared;
         s.admitter.stop_accepting();
         if how == Shutdown::Cancel {
@@ -289,6 +302,11 @@ impl Runtime {
             // unit boundary and resolve as cancelled.
             s.cancelling.store(true, Ordering::Release);
         }
+    }
+
+    fn stop(&mut self, how: Shutdown) -> ShutdownReport {
+        self.begin_stop(how);
+        let s = &self.shared;
         // Wait until every accepted request has left the system.
         let (lock, idle) = &s.idle;
         let mut guard = lock.lock().unwrap_or_else(|e| e.into_inner());
@@ -309,7 +327,7 @@ impl Runtime {
             let _ = t.join();
         }
         ShutdownReport {
-            metrics: s.metrics.snapshot(),
+            metrics: s.metrics.snapshot(s.admitter.waiting()),
         }
     }
 }

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use tantivy::query::{Query, QueryParser};
 use tantivy::schema::{Field, Schema, STORED, TEXT};
 use tantivy::{doc, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument};
 
@@ -285,6 +286,18 @@ impl SearchIndex {
             }
         }
         Ok(freq)
+    }
+
+    /// Parses `text` in tantivy's query language over the body field (`title:word`
+    /// reaches titles, `body:/ab.*/` is a regular expression). With `fuzzy` 1 or 2, every
+    /// body term matches within that many edits, transpositions counting as one.
+    pub fn parse_query(&self, text: &str, fuzzy: u8) -> Result<Box<dyn Query>, String> {
+        let mut parser = QueryParser::for_index(self.searcher.index(), vec![self.body]);
+        parser.allow_regexes();
+        if fuzzy > 0 {
+            parser.set_field_fuzzy(self.body, false, fuzzy, true);
+        }
+        parser.parse_query(text).map_err(|e| e.to_string())
     }
 
     /// Loads a stored document.

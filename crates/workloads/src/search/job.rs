@@ -36,7 +36,7 @@ pub struct Hit {
 pub struct SearchResult {
     /// Matching documents in all.
     pub count: usize,
-    /// The best `TOP_K`, best first.
+    /// The best `k` (default [`TOP_K`]), best first.
     pub hits: Vec<Hit>,
 }
 
@@ -62,25 +62,25 @@ fn merge_parts<C: Collector>(collector: &C, parts: Vec<SegmentPart>) -> Result<C
 }
 
 /// Loads and highlights the stored documents of the first `load` candidates (as a
-/// re-ranking stage reads them), and returns the best `TOP_K` with titles and snippets.
+/// re-ranking stage reads them), and returns the best `k` with titles and snippets.
 fn finish(
     index: &SearchIndex,
     query: &dyn Query,
     top: Vec<(Score, DocAddress)>,
     count: usize,
-    load: usize,
+    (load, k): (usize, usize),
 ) -> Result<SearchResult, String> {
     let searcher = index.searcher();
     let snippets =
         SnippetGenerator::create(searcher, query, index.body()).map_err(|e| e.to_string())?;
     // The candidates past the top k: loaded and highlighted, as features for re-ranking.
-    for &(_, address) in top.iter().take(load).skip(TOP_K) {
+    for &(_, address) in top.iter().take(load).skip(k) {
         let doc: TantivyDocument = searcher.doc(address).map_err(|e| e.to_string())?;
         std::hint::black_box(snippets.snippet_from_doc(&doc));
     }
     let hits = top
         .into_iter()
-        .take(TOP_K)
+        .take(k)
         .map(|(score, address)| {
             let doc: TantivyDocument = searcher.doc(address).map_err(|e| e.to_string())?;
             let title = doc
@@ -109,6 +109,8 @@ pub struct SearchJob {
     executor: Option<Arc<Executor>>,
     /// Candidates collected, and stored documents loaded.
     limits: (usize, usize),
+    /// Hits returned.
+    k: usize,
 }
 
 impl std::fmt::Debug for SearchJob {
@@ -134,7 +136,21 @@ impl SearchJob {
             demand_hint_ms,
             executor: None,
             limits: (TOP_K, TOP_K),
+            k: TOP_K,
         }
+    }
+
+    /// Returns the best `k` hits (at least 1) instead of [`TOP_K`], collecting and
+    /// loading at least that many.
+    pub fn with_k(mut self, k: usize) -> Self {
+        self.k = k.max(1);
+        self
+    }
+
+    /// (candidates collected, documents loaded, hits returned).
+    fn sizes(&self) -> (usize, usize, usize) {
+        let k = self.k;
+        (self.limits.0.max(k), self.limits.1.max(k), k)
     }
 
     /// Collects the best `collect` candidates and loads the stored documents of the first
@@ -169,7 +185,8 @@ impl SearchJob {
     /// `search_with_executor` on `executor` (tantivy's own multi-threaded segment search).
     pub fn search_with_tantivy(&self, executor: Option<&Executor>) -> Result<SearchResult, String> {
         let searcher = self.index.searcher();
-        let c = collector(self.limits.0);
+        let (collect, load, k) = self.sizes();
+        let c = collector(collect);
         let (top, count) = match executor {
             None => searcher.search(self.query.as_ref(), &c),
             Some(executor) => searcher.search_with_executor(
@@ -180,7 +197,7 @@ impl SearchJob {
             ),
         }
         .map_err(|e| e.to_string())?;
-        finish(&self.index, self.query.as_ref(), top, count, self.limits.1)
+        finish(&self.index, self.query.as_ref(), top, count, (load, k))
     }
 }
 
@@ -199,7 +216,7 @@ impl Job for SearchJob {
     fn run(&self, unit: usize) -> SegmentPart {
         let weight = self.weight()?;
         let reader = self.index.searcher().segment_reader(unit as u32);
-        let fruit = collector(self.limits.0)
+        let fruit = collector(self.sizes().0)
             .collect_segment(weight, unit as u32, reader)
             .map_err(|e| e.to_string())?;
         Ok(Box::new(fruit))
@@ -209,8 +226,9 @@ impl Job for SearchJob {
         if let Some(executor) = &self.executor {
             return self.search_with_tantivy(Some(executor));
         }
-        let (top, count) = merge_parts(&collector(self.limits.0), parts)?;
-        finish(&self.index, self.query.as_ref(), top, count, self.limits.1)
+        let (collect, load, k) = self.sizes();
+        let (top, count) = merge_parts(&collector(collect), parts)?;
+        finish(&self.index, self.query.as_ref(), top, count, (load, k))
     }
 
     fn demand_hint_ms(&self) -> Option<f64> {

@@ -79,11 +79,12 @@ impl SearchSetup {
     /// The queries file.
     pub fn queries_path(&self) -> Result<PathBuf, SearchError> {
         Ok(self.data_dir.join(format!(
-            "queries-{}-{}seg-{}q-seed{}.jsonl",
+            "queries-{}-{}seg-{}q-seed{}-mix{}.jsonl",
             self.corpus_name()?,
             self.segments,
             self.queries,
-            self.seed
+            self.seed,
+            super::queries::MIX_VERSION
         )))
     }
 }

@@ -105,6 +105,38 @@ impl QuerySpec {
         })
     }
 
+    /// The same search for `GET /search` of `tailor serve`: the query text in tantivy's
+    /// language, the fuzzy distance and `k`. A re-rank becomes its three terms' OR with
+    /// k = 100, which loads and highlights as many documents; the rest are exact.
+    pub fn http_params(&self) -> (String, u8, usize) {
+        let quote = |t: &String| format!("\"{t}\"");
+        match self {
+            QuerySpec::Term { term } => (quote(term), 0, TOP_K),
+            QuerySpec::And { terms } => (
+                terms
+                    .iter()
+                    .map(|t| format!("+{}", quote(t)))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                0,
+                TOP_K,
+            ),
+            QuerySpec::Or { terms } => (
+                terms.iter().map(quote).collect::<Vec<_>>().join(" "),
+                0,
+                TOP_K,
+            ),
+            QuerySpec::Rerank { terms } => (
+                terms.iter().map(quote).collect::<Vec<_>>().join(" "),
+                0,
+                self.limits().1,
+            ),
+            QuerySpec::Phrase { terms } => (format!("\"{}\"", terms.join(" ")), 0, TOP_K),
+            QuerySpec::Prefix { prefix } => (format!("body:/{prefix}.*/"), 0, TOP_K),
+            QuerySpec::Fuzzy { term, distance } => (quote(term), *distance, TOP_K),
+        }
+    }
+
     /// Candidates to collect and stored documents to load: 1,000 and 100 for a re-rank,
     /// [`TOP_K`] each otherwise.
     pub fn limits(&self) -> (usize, usize) {
@@ -137,27 +169,35 @@ enum Class {
     Low,
 }
 
+/// The version of [`MIX`], part of the queries file's name, so a changed mix is not
+/// mistaken for a kept one.
+pub(crate) const MIX_VERSION: u32 = 2;
+
 /// The query mix, in percent (weight, kind), in the spirit of luceneutil's task files,
-/// where a third or more of the task categories are multi-term (prefix, wildcard, fuzzy):
-/// cheap Boolean queries, phrases and re-ranks (0.03 to 0.3 ms on GCIDE here) are 48%,
-/// one-edit fuzzy and prefix queries (0.5 to 10 ms) 40%, two-edit fuzzy queries (5 to
-/// 18 ms) 12%. The median falls among the short multi-term queries and the 99th
-/// percentile among the two-edit ones (BENCHMARKS.md has the shape measured).
-const MIX: [(u32, Kind); 14] = [
+/// where a third or more of the task categories are multi-term (prefix, wildcard, fuzzy).
+/// Times on GCIDE in 16 segments here, one thread, stored documents and snippets
+/// included: cheap Boolean queries and phrases (0.2 to 0.6 ms) are 40%, three-letter
+/// prefixes (0.5 to 1.5 ms) 20%, re-ranks (about 2.2 ms, most of it loading and
+/// highlighting 100 documents) 8%, two-letter prefixes and one-edit fuzzy queries (2 to
+/// 4 ms) 22%, two-edit fuzzy queries (8 to 18 ms) 10%. The median falls among the
+/// three-letter prefixes and the 99th percentile among the two-edit fuzzy queries
+/// (BENCHMARKS.md has the shape measured).
+const MIX: [(u32, Kind); 15] = [
     (4, Kind::Term(Class::High)),
     (1, Kind::Term(Class::Medium)),
     (1, Kind::Term(Class::Low)),
-    (4, Kind::And(Class::High, Class::High)),
-    (3, Kind::And(Class::High, Class::Medium)),
+    (5, Kind::And(Class::High, Class::High)),
+    (4, Kind::And(Class::High, Class::Medium)),
     (3, Kind::And3),
-    (4, Kind::Or(Class::High, Class::Medium)),
-    (3, Kind::Or(Class::High, Class::Low)),
+    (5, Kind::Or(Class::High, Class::Medium)),
+    (4, Kind::Or(Class::High, Class::Low)),
     (3, Kind::Or3),
-    (8, Kind::Phrase),
-    (14, Kind::Rerank),
-    (24, Kind::Fuzzy(1)),
-    (16, Kind::Prefix),
-    (12, Kind::Fuzzy(2)),
+    (10, Kind::Phrase),
+    (20, Kind::Prefix(3)),
+    (8, Kind::Rerank),
+    (14, Kind::Fuzzy(1)),
+    (8, Kind::Prefix(2)),
+    (10, Kind::Fuzzy(2)),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,7 +209,8 @@ enum Kind {
     Or3,
     Rerank,
     Phrase,
-    Prefix,
+    /// A prefix of this many letters of a frequent term.
+    Prefix(usize),
     Fuzzy(u8),
 }
 
@@ -277,10 +318,10 @@ pub fn generate_queries(
                 Some(terms) => QuerySpec::Phrase { terms },
                 None => continue,
             },
-            Kind::Prefix => {
+            Kind::Prefix(letters) => {
                 let t = pick(Class::High, &mut rng);
                 QuerySpec::Prefix {
-                    prefix: t[..2].to_string(),
+                    prefix: t.chars().take(letters).collect(),
                 }
             }
             Kind::Fuzzy(distance) => QuerySpec::Fuzzy {

@@ -1,0 +1,248 @@
+//! `tailor serve` and `tailor load`: the runtime behind an HTTP server, and an open-loop
+//! HTTP load client (shared/spec/http.md).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+
+use tailor_core::{Arrivals, Policy, Tables};
+use tailor_runtime::{Runtime, RuntimeConfig};
+use tailor_server::{LoadConfig, ServeConfig, ServedWorkload, Target};
+use tailor_workloads::search::{read_queries, QuerySpec};
+use tailor_workloads::{Spinner, Workload};
+
+use crate::search::SearchArgs;
+use crate::{write_output, PathArg};
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// WORKLOAD: search (GET /search), or synthetic:DEMAND[:SPEEDUP] (GET|POST /work).
+    #[arg(long)]
+    workload: String,
+    /// POLICY, as for `tailor run`.
+    #[arg(long)]
+    policy: String,
+    /// Table files for fm and adaptive; repeat to give both.
+    #[arg(long = "table")]
+    tables: Vec<PathArg>,
+    /// Address to listen on; port 0 picks a free one (the address is printed).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: String,
+    /// Cores the policy plans for (default: the machine's).
+    #[arg(long)]
+    cores: Option<usize>,
+    /// Self-scheduling quantum in ms.
+    #[arg(long, default_value_t = 5.0)]
+    quantum_ms: f64,
+    /// Worker threads for policies with a pool, all but FM (default: one per core).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// Requests that may wait for admission; beyond it the server answers 503 at once.
+    #[arg(long, default_value_t = 1024)]
+    queue_bound: usize,
+    /// Connections open at once; more wait in the listen backlog.
+    #[arg(long, default_value_t = 1024)]
+    max_connections: usize,
+    /// Request bodies over this many bytes get 413.
+    #[arg(long, default_value_t = 65536)]
+    max_body_bytes: usize,
+    /// Seconds accepted requests may run after SIGINT or SIGTERM before the rest are
+    /// cancelled (each still gets an answer, 503).
+    #[arg(long, default_value_t = 10.0)]
+    drain_s: f64,
+    /// Seed of the work drawn for /work requests without a body (the same seed gives
+    /// `tailor run` the same works, in arrival order).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[command(flatten)]
+    search: SearchArgs,
+}
+
+/// A tokio runtime for the I/O side: one worker thread, so the cores stay with the
+/// compute.
+fn io_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("tailor-io")
+        .enable_all()
+        .build()
+        .context("cannot start the I/O runtime")
+}
+
+pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.drain_s.is_finite() && args.drain_s >= 0.0,
+        "--drain-s must be a number of seconds, 0 or more"
+    );
+    anyhow::ensure!(args.queue_bound >= 1, "--queue-bound must be at least 1");
+    let tables = Tables::read(&args.tables)?;
+    let policy = Policy::parse(&args.policy, &tables)?;
+    let cores = args
+        .cores
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let workload = match Workload::parse(&args.workload)? {
+        Workload::Search => ServedWorkload::Search(args.search.prepare()?.index),
+        Workload::Synthetic { demand, shape } => {
+            eprintln!("tailor: calibrating the spin loop");
+            ServedWorkload::Synthetic {
+                demand,
+                shape,
+                spinner: Arc::new(Spinner::calibrate()),
+                seed: args.seed,
+            }
+        }
+    };
+    let mut rc = RuntimeConfig::new(cores, policy.clone());
+    rc.quantum_ms = args.quantum_ms;
+    rc.workers = args.workers;
+    rc.queue_bound = args.queue_bound;
+    let runtime = Runtime::start(rc)?;
+    eprintln!("tailor: {}", runtime.boost_mode());
+    let config = ServeConfig {
+        max_body_bytes: args.max_body_bytes,
+        max_connections: args.max_connections.max(1),
+        drain: Duration::from_secs_f64(args.drain_s),
+    };
+    let io = io_runtime()?;
+    let report = io.block_on(async {
+        let (listener, addr) = tailor_server::bind(&args.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.listen))?;
+        eprintln!(
+            "tailor: serving {} with {} on http://{addr} (SIGINT or SIGTERM stops it)",
+            args.workload,
+            policy.name()
+        );
+        tailor_server::serve(
+            listener,
+            runtime,
+            cores,
+            workload,
+            config,
+            tailor_server::shutdown_signal(),
+        )
+        .await
+        .context("the server failed")
+    })?;
+    let m = &report.runtime;
+    eprintln!(
+        "tailor: stopped{}; {} completed, {} failed, {} cancelled, {} refused; answers: {} 2xx, \
+         {} 4xx, {} 5xx",
+        if report.cancelled_at_deadline {
+            " (the drain deadline passed, the rest were cancelled)"
+        } else {
+            ""
+        },
+        m.completed,
+        m.failed,
+        m.cancelled,
+        m.rejected,
+        report.answers[0],
+        report.answers[1],
+        report.answers[2]
+    );
+    Ok(())
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct LoadArgs {
+    /// The server's base URL, such as http://127.0.0.1:8080.
+    #[arg(long)]
+    url: String,
+    /// Requests per second.
+    #[arg(long)]
+    rps: f64,
+    /// Requests in the run (phases fix their own count).
+    #[arg(long)]
+    requests: usize,
+    /// ARRIVALS: poisson, lognormal:SD_MS, trace:PATH, phases:RPS*COUNT,...
+    #[arg(long, default_value = "poisson")]
+    arrivals: String,
+    /// For a search server: the queries, either a file `tailor` generated (JSON lines,
+    /// such as ~/.cache/tailor/queries-*.jsonl) or one query text per line.
+    #[arg(long, value_name = "FILE")]
+    queries: Option<PathArg>,
+    /// Seed of the arrivals and of the queries drawn.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Keep-alive connections open at most.
+    #[arg(long, default_value_t = 64)]
+    connections: usize,
+    /// Seconds before an unanswered request counts as a timeout.
+    #[arg(long, default_value_t = 30.0)]
+    timeout_s: f64,
+    /// Warm-up requests left out of the statistics (default: 5%).
+    #[arg(long)]
+    warmup: Option<usize>,
+}
+
+/// Reads `--queries`: tailor's generated JSON lines, or one query text per line.
+fn read_query_file(path: &std::path::Path) -> anyhow::Result<Vec<(String, u8, usize)>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let queries: Vec<(String, u8, usize)> = if first.trim_start().starts_with('{') {
+        read_queries(path)
+            .map_err(anyhow::Error::msg)?
+            .iter()
+            .map(QuerySpec::http_params)
+            .collect()
+    } else {
+        text.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(|l| (l.to_string(), 0, tailor_workloads::search::TOP_K))
+            .collect()
+    };
+    anyhow::ensure!(!queries.is_empty(), "{}: no queries", path.display());
+    Ok(queries)
+}
+
+pub(crate) fn load(args: LoadArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.rps.is_finite() && args.rps > 0.0,
+        "--rps must be a positive number"
+    );
+    anyhow::ensure!(
+        args.timeout_s.is_finite() && args.timeout_s > 0.0,
+        "--timeout-s must be a positive number"
+    );
+    anyhow::ensure!(
+        args.url.starts_with("http://"),
+        "--url {}: expected http://HOST:PORT",
+        args.url
+    );
+    let target = match &args.queries {
+        Some(path) => Target::Search(read_query_file(path)?),
+        None => Target::Work,
+    };
+    let cfg = LoadConfig {
+        url: args.url.clone(),
+        target,
+        arrivals: Arrivals::parse(&args.arrivals)?,
+        rps: args.rps,
+        requests: args.requests,
+        seed: args.seed,
+        connections: args.connections,
+        timeout: Duration::from_secs_f64(args.timeout_s),
+        warmup: args.warmup,
+    };
+    let summary = io_runtime()?.block_on(tailor_server::run_load(&cfg))?;
+    eprintln!(
+        "tailor: {} answered 2xx, {} 503, {} other errors, {} without an answer ({} timeouts); \
+         client CPU {:.0}% of the server's cores",
+        summary.run.completed,
+        summary.unavailable,
+        summary.errors,
+        summary.failed,
+        summary.timeouts,
+        100.0 * summary.client_cpu_utilization
+    );
+    write_output(None, |w| {
+        serde_json::to_writer(&mut *w, &summary)?;
+        writeln!(w)
+    })
+    .context("cannot print the summary")
+}

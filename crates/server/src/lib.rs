@@ -1,0 +1,251 @@
+//! tailor's networked service: the runtime behind an HTTP/1.1 server, and the open-loop
+//! HTTP client that loads it.
+//!
+//! [`serve`] answers the contract of shared/spec/http.md: `GET /search`, `GET|POST /work`,
+//! `GET /healthz` and `GET /metrics`. Connections, parsing and answers live on a small
+//! tokio runtime; every request's compute is a job on the tailor [`Runtime`], whose
+//! [`Handle`](tailor_runtime::Handle) the handler awaits, so no async worker thread ever
+//! runs a search or spins. Beyond the runtime's bounded admission queue the server answers
+//! 503 at once; connections are bounded too, so memory stays bounded under any offered
+//! load. On shutdown it stops accepting, lets accepted requests finish until a deadline,
+//! then cancels the rest, each of which still gets an answer (503).
+//!
+//! [`run_load`] is the client: requests released at their intended times by the same
+//! precise generator as `tailor run`, sent over a bounded pool of keep-alive connections,
+//! each latency counted from the intended send time (no coordinated omission, as wrk2).
+
+mod load;
+mod metrics;
+mod routes;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use tailor_core::{DemandModel, Rng};
+use tailor_runtime::{MetricsSnapshot, Runtime, Shutdown};
+use tailor_workloads::search::SearchIndex;
+use tailor_workloads::{Spinner, SyntheticShape};
+
+pub use load::{run_load, LoadConfig, LoadError, LoadSummary, Target};
+pub use routes::{SearchAnswer, SearchHit, WorkAnswer, MAX_K, MAX_WORK_MS};
+
+/// What the server computes.
+pub enum ServedWorkload {
+    /// `GET /search`: queries on a tantivy index.
+    Search(Arc<SearchIndex>),
+    /// `GET|POST /work`: synthetic CPU-bound requests; without a body, the work is drawn
+    /// from `demand` with a generator seeded by `seed`.
+    Synthetic {
+        /// Where drawn work comes from.
+        demand: DemandModel,
+        /// How a request splits into units.
+        shape: SyntheticShape,
+        /// The calibrated spin loop.
+        spinner: Arc<Spinner>,
+        /// Seed of the drawn work.
+        seed: u64,
+    },
+}
+
+impl ServedWorkload {
+    /// Its name, as `/healthz` reports it.
+    fn name(&self) -> &'static str {
+        match self {
+            ServedWorkload::Search(_) => "search",
+            ServedWorkload::Synthetic { .. } => "synthetic",
+        }
+    }
+}
+
+/// The server's settings besides the runtime.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// Request bodies over this many bytes get 413.
+    pub max_body_bytes: usize,
+    /// Connections open at once; further ones wait in the listen backlog.
+    pub max_connections: usize,
+    /// How long accepted requests may run after a shutdown signal before the rest are
+    /// cancelled.
+    pub drain: Duration,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            max_body_bytes: 64 * 1024,
+            max_connections: 1024,
+            drain: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What the handlers share.
+pub(crate) struct State {
+    runtime: Runtime,
+    workload: ServedWorkload,
+    config: ServeConfig,
+    cores: usize,
+    /// The generator of drawn synthetic work.
+    draws: Mutex<Rng>,
+    /// Set once a shutdown signal has come: `/healthz` answers 503.
+    draining: AtomicBool,
+    metrics: metrics::HttpMetrics,
+}
+
+/// How a server's run ended.
+#[derive(Debug, Clone)]
+pub struct ServeReport {
+    /// The runtime's metrics at the end: every accepted request completed, failed or
+    /// cancelled.
+    pub runtime: MetricsSnapshot,
+    /// Whether the drain deadline passed and unfinished requests were cancelled.
+    pub cancelled_at_deadline: bool,
+    /// HTTP answers by status class: 2xx, 4xx, 5xx.
+    pub answers: [u64; 3],
+}
+
+/// Serves on `listener` until `shutdown` resolves, then drains (see the crate's
+/// summary). `runtime` runs the compute; `cores` is what `/healthz` reports.
+pub async fn serve(
+    listener: TcpListener,
+    runtime: Runtime,
+    cores: usize,
+    workload: ServedWorkload,
+    config: ServeConfig,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<ServeReport> {
+    let seed = match &workload {
+        ServedWorkload::Synthetic { seed, .. } => *seed,
+        ServedWorkload::Search(_) => 0,
+    };
+    let state = Arc::new(State {
+        runtime,
+        workload,
+        cores,
+        draws: Mutex::new(tailor_core::workload_rngs(seed).1),
+        draining: AtomicBool::new(false),
+        metrics: metrics::HttpMetrics::default(),
+        config,
+    });
+    let app = routes::router(state.clone());
+    let graceful = GracefulShutdown::new();
+    let slots = Arc::new(Semaphore::new(state.config.max_connections.max(1)));
+    tokio::pin!(shutdown);
+    loop {
+        // A slot first, then a connection: beyond the bound, clients wait in the backlog.
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
+            () = &mut shutdown => break,
+        };
+        let (stream, _peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(x) => x,
+                // Out of file descriptors and the like: wait a little, keep serving.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let connection = hyper::server::conn::http1::Builder::new()
+            .keep_alive(true)
+            .serve_connection(TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            let _ = connection.await;
+            drop(slot);
+        });
+    }
+    drop(listener);
+    state.draining.store(true, Ordering::Release);
+    // Idle keep-alive connections close now; busy ones after their answer.
+    let deadline = state.config.drain;
+    let drained = tokio::time::timeout(deadline, graceful.shutdown()).await;
+    let cancelled_at_deadline = drained.is_err();
+    if cancelled_at_deadline {
+        // The rest are cancelled; their handlers answer 503 and their connections close.
+        state.runtime.cancel_unfinished();
+        let started = Instant::now();
+        while state.runtime.metrics().load > 0 && started.elapsed() < Duration::from_secs(5) {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // Give the handlers a moment to write their answers.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let answers = state.metrics.answers();
+    drop(app);
+    // Join the runtime's threads once no connection holds the state any more; a client
+    // that keeps a dead connection open does not hold the exit up for long.
+    let runtime = match sole_owner(state, Duration::from_secs(1)).await {
+        Ok(state) => {
+            tokio::task::spawn_blocking(move || state.runtime.shutdown(Shutdown::Cancel))
+                .await
+                .map_err(std::io::Error::other)?
+                .metrics
+        }
+        Err(state) => {
+            state.runtime.cancel_unfinished();
+            state.runtime.metrics()
+        }
+    };
+    Ok(ServeReport {
+        runtime,
+        cancelled_at_deadline,
+        answers,
+    })
+}
+
+/// The state itself once connection tasks have dropped their references, within `wait`.
+async fn sole_owner(mut state: Arc<State>, wait: Duration) -> Result<State, Arc<State>> {
+    let started = Instant::now();
+    loop {
+        match Arc::try_unwrap(state) {
+            Ok(s) => return Ok(s),
+            Err(shared) if started.elapsed() >= wait => return Err(shared),
+            Err(shared) => {
+                state = shared;
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    }
+}
+
+/// Binds `addr` (port 0 picks a free one) and returns the listener and its address.
+pub async fn bind(addr: &str) -> std::io::Result<(TcpListener, SocketAddr)> {
+    let listener = TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    Ok((listener, local))
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate()).expect("SIGTERM can be watched");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// The executor the client's connection pool spawns on.
+pub(crate) fn executor() -> TokioExecutor {
+    TokioExecutor::new()
+}

@@ -1,0 +1,366 @@
+//! `tailor load`: an open-loop HTTP load client over a bounded pool of keep-alive
+//! connections. Each request's latency runs from its intended send time, as in wrk2, so
+//! a slow server cannot slow the offered load down (no coordinated omission).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{Method, Request, StatusCode};
+use hyper_util::client::legacy::Client;
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+use tokio::sync::{mpsc, Semaphore};
+
+use tailor_core::{workload_rngs, ArrivalError, Arrivals, LatencyRecorder, RunSummary};
+
+/// What each request asks for.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// `GET /search` with one of these (q, fuzzy, k), drawn uniformly per request.
+    Search(Vec<(String, u8, usize)>),
+    /// `POST /work` with an empty body: the server draws the work from its demand.
+    Work,
+}
+
+/// A load run's settings.
+#[derive(Debug, Clone)]
+pub struct LoadConfig {
+    /// The server's base URL, `http://host:port`.
+    pub url: String,
+    /// The requests.
+    pub target: Target,
+    /// The arrival process.
+    pub arrivals: Arrivals,
+    /// Offered load, requests per second.
+    pub rps: f64,
+    /// Requests in the run (phases fix their own count).
+    pub requests: usize,
+    /// Seed of the arrivals and of the queries drawn.
+    pub seed: u64,
+    /// Connections open at most.
+    pub connections: usize,
+    /// A request not answered within this counts as a timeout.
+    pub timeout: Duration,
+    /// Warm-up requests left out of the statistics; `None` means 5%.
+    pub warmup: Option<usize>,
+}
+
+/// Why a load run could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// A setting is out of range.
+    #[error("{0}")]
+    BadConfig(String),
+    /// The arrivals could not be generated.
+    #[error(transparent)]
+    Arrivals(#[from] ArrivalError),
+    /// The server did not answer `/healthz` as a tailor server does.
+    #[error("{url}: {reason}")]
+    Server {
+        /// What was asked.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+/// `tailor load`'s output: the run summary of `tailor run`, with engine `http`, plus the
+/// answers that were not results.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LoadSummary {
+    /// The same summary as `tailor run`'s. Latency is of the 2xx answers; `rejected`
+    /// counts 503s; the utilization is the server process's CPU time (from its
+    /// `/metrics`) over the run's wall time and its cores; the degree figures are of the
+    /// highest degree per request, from the server's degree counters; `mean_threads` is
+    /// not observable from outside and is 0.
+    #[serde(flatten)]
+    pub run: RunSummary,
+    /// 503 answers: queue full, or shutting down.
+    pub unavailable: u64,
+    /// Other non-2xx answers.
+    pub errors: u64,
+    /// Requests with no answer: connection failures and timeouts.
+    pub failed: u64,
+    /// Of which timeouts.
+    pub timeouts: u64,
+    /// The client's own CPU time over the run's wall time and the server's cores: on a
+    /// machine shared with the server, what the client took from it.
+    pub client_cpu_utilization: f64,
+}
+
+/// What `/healthz` says.
+#[derive(Debug, Deserialize)]
+struct Health {
+    workload: String,
+    policy: String,
+    cores: usize,
+}
+
+/// How one request ended.
+enum Outcome {
+    Answer(StatusCode, f64),
+    Timeout,
+    Failed,
+}
+
+type HttpClient = Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>;
+
+async fn fetch(
+    client: &HttpClient,
+    method: Method,
+    url: &str,
+    body: Bytes,
+) -> Result<(StatusCode, Bytes), String> {
+    let request = Request::builder()
+        .method(method)
+        .uri(url)
+        .body(Full::new(body))
+        .map_err(|e| e.to_string())?;
+    let response = client.request(request).await.map_err(|e| {
+        let mut text = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            text.push_str(&format!(": {s}"));
+            source = s.source();
+        }
+        text
+    })?;
+    let status = response.status();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?
+        .to_bytes();
+    Ok((status, body))
+}
+
+/// The server's counters that the summary uses.
+#[derive(Debug, Clone, Copy)]
+struct ServerCounters {
+    cpu_s: f64,
+    degrees: [f64; 64],
+}
+
+async fn scrape(client: &HttpClient, base: &str) -> ServerCounters {
+    let mut c = ServerCounters {
+        cpu_s: 0.0,
+        degrees: [0.0; 64],
+    };
+    let Ok((_, body)) = fetch(
+        client,
+        Method::GET,
+        &format!("{base}/metrics"),
+        Bytes::new(),
+    )
+    .await
+    else {
+        return c;
+    };
+    for line in String::from_utf8_lossy(&body).lines() {
+        let Some((name, value)) = line.rsplit_once(' ') else {
+            continue;
+        };
+        let Ok(v) = value.parse::<f64>() else {
+            continue;
+        };
+        if name == "process_cpu_seconds_total" {
+            c.cpu_s = v;
+        } else if let Some(d) = name
+            .strip_prefix("tailor_request_degree_total{degree=\"")
+            .and_then(|r| r.strip_suffix("\"}"))
+            .and_then(|d| d.parse::<usize>().ok())
+        {
+            if (1..=64).contains(&d) {
+                c.degrees[d - 1] = v;
+            }
+        }
+    }
+    c
+}
+
+/// Runs a load test against a `tailor serve` at `cfg.url`.
+pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
+    if cfg.connections == 0 {
+        return Err(LoadError::BadConfig(
+            "--connections must be at least 1".into(),
+        ));
+    }
+    if let Target::Search(queries) = &cfg.target {
+        if queries.is_empty() {
+            return Err(LoadError::BadConfig("no queries to send".into()));
+        }
+    }
+    let base = cfg.url.trim_end_matches('/').to_string();
+    let client: HttpClient = Client::builder(crate::executor())
+        .pool_max_idle_per_host(cfg.connections)
+        .build_http();
+    let health_url = format!("{base}/healthz");
+    let server = |reason: String| LoadError::Server {
+        url: health_url.clone(),
+        reason,
+    };
+    let (status, body) = fetch(&client, Method::GET, &health_url, Bytes::new())
+        .await
+        .map_err(|e| server(format!("no answer: {e}")))?;
+    if !status.is_success() {
+        return Err(server(format!("answered {status}")));
+    }
+    let health: Health = serde_json::from_slice(&body)
+        .map_err(|e| server(format!("not a tailor server's health answer: {e}")))?;
+    match (&cfg.target, health.workload.as_str()) {
+        (Target::Search(_), "search") | (Target::Work, "synthetic") => {}
+        (Target::Search(_), other) => {
+            return Err(server(format!(
+                "the server runs --workload {other}; queries need --workload search"
+            )))
+        }
+        (Target::Work, other) => {
+            return Err(server(format!(
+                "the server runs --workload {other}; give it queries with --queries FILE"
+            )))
+        }
+    }
+
+    let count = cfg.arrivals.fixed_count().unwrap_or(cfg.requests);
+    let warmup = cfg.warmup.unwrap_or(count / 20);
+    let (mut arrival_rng, mut pick_rng) = workload_rngs(cfg.seed);
+    let arrivals = cfg.arrivals.generate(cfg.rps, count, &mut arrival_rng)?;
+    let count = arrivals.len();
+    let requests: Arc<Vec<(Method, String, Bytes)>> = Arc::new(
+        (0..count)
+            .map(|_| match &cfg.target {
+                Target::Search(queries) => {
+                    let (q, fuzzy, k) = &queries[pick_rng.random_range(0..queries.len())];
+                    let query = serde_urlencoded::to_string([
+                        ("q", q.clone()),
+                        ("k", k.to_string()),
+                        ("fuzzy", fuzzy.to_string()),
+                    ])
+                    .expect("strings encode");
+                    (Method::GET, format!("{base}/search?{query}"), Bytes::new())
+                }
+                Target::Work => (Method::POST, format!("{base}/work"), Bytes::new()),
+            })
+            .collect(),
+    );
+
+    let before = scrape(&client, &base).await;
+    let client_cpu_before = tailor_bench::process_cpu_seconds();
+    let t0 = Instant::now() + Duration::from_millis(20);
+    let (to_sender, mut released) = mpsc::unbounded_channel::<(usize, Instant)>();
+    let generator = {
+        let arrivals = arrivals.clone();
+        std::thread::Builder::new()
+            .name("tailor-load-generator".into())
+            .spawn(move || {
+                tailor_bench::release_at(t0, &arrivals, |i, intended| {
+                    let _ = to_sender.send((i, intended));
+                })
+            })
+            .map_err(|e| LoadError::BadConfig(format!("cannot start the generator: {e}")))?
+    };
+    let slots = Arc::new(Semaphore::new(cfg.connections));
+    let (to_results, mut results) = mpsc::unbounded_channel::<(usize, Outcome)>();
+    while let Some((i, intended)) = released.recv().await {
+        let (client, slots, requests, to_results) = (
+            client.clone(),
+            slots.clone(),
+            requests.clone(),
+            to_results.clone(),
+        );
+        let timeout = cfg.timeout;
+        tokio::spawn(async move {
+            let _slot = slots.acquire_owned().await.expect("never closed");
+            let (method, url, body) = &requests[i];
+            let sent = fetch(&client, method.clone(), url, body.clone());
+            let outcome = match tokio::time::timeout(timeout, sent).await {
+                Ok(Ok((status, _))) => {
+                    Outcome::Answer(status, intended.elapsed().as_secs_f64() * 1000.0)
+                }
+                Ok(Err(_)) => Outcome::Failed,
+                Err(_) => Outcome::Timeout,
+            };
+            let _ = to_results.send((i, outcome));
+        });
+    }
+    drop(to_results);
+    let _ = generator.join();
+    let mut latency = LatencyRecorder::default();
+    let (mut completed, mut unavailable, mut errors, mut failed, mut timeouts) = (0, 0, 0, 0, 0);
+    let mut last = t0;
+    while let Some((i, outcome)) = results.recv().await {
+        last = Instant::now();
+        match outcome {
+            Outcome::Answer(status, ms) if status.is_success() => {
+                completed += 1;
+                if i >= warmup {
+                    latency.record(ms);
+                }
+            }
+            Outcome::Answer(StatusCode::SERVICE_UNAVAILABLE, _) => unavailable += 1,
+            Outcome::Answer(..) => errors += 1,
+            Outcome::Timeout => {
+                failed += 1;
+                timeouts += 1;
+            }
+            Outcome::Failed => failed += 1,
+        }
+    }
+    let wall = last.saturating_duration_since(t0).as_secs_f64().max(1e-9);
+    let client_cpu = tailor_bench::process_cpu_seconds() - client_cpu_before;
+    let after = scrape(&client, &base).await;
+    let degree_counts: Vec<f64> = (0..64)
+        .map(|d| (after.degrees[d] - before.degrees[d]).max(0.0))
+        .collect();
+    let top = degree_counts
+        .iter()
+        .rposition(|&n| n > 0.0)
+        .map_or(1, |d| d + 1);
+    let finished: f64 = degree_counts.iter().sum();
+    let mean_degree = if finished > 0.0 {
+        degree_counts
+            .iter()
+            .enumerate()
+            .map(|(d, n)| (d + 1) as f64 * n)
+            .sum::<f64>()
+            / finished
+    } else {
+        0.0
+    };
+    let run = RunSummary {
+        engine: "http".into(),
+        policy: health.policy,
+        cores: health.cores,
+        rps: cfg.arrivals.sustained_rps(cfg.rps),
+        requests: count,
+        completed,
+        rejected: unavailable as usize,
+        latency_ms: latency.stats(),
+        target_ms: None,
+        miss_ratio: None,
+        cpu_utilization: (after.cpu_s - before.cpu_s).max(0.0)
+            / (wall * health.cores.max(1) as f64),
+        mean_threads: 0.0,
+        mean_degree,
+        warmup,
+        mean_degree_shortest_5pct: 0.0,
+        mean_degree_longest_5pct: 0.0,
+        degree_distribution: degree_counts[..top]
+            .iter()
+            .map(|n| n / finished.max(1.0))
+            .collect(),
+        seed: cfg.seed,
+        phases: Vec::new(),
+    };
+    Ok(LoadSummary {
+        run,
+        unavailable: unavailable as u64,
+        errors,
+        failed,
+        timeouts,
+        client_cpu_utilization: client_cpu / (wall * health.cores.max(1) as f64),
+    })
+}

@@ -1,0 +1,346 @@
+//! The HTTP routes of shared/spec/http.md, and their one-line error answers.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, RawQuery, State as With};
+use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+
+use tailor_runtime::{Done, RequestError, SubmitError};
+use tailor_workloads::search::{SearchJob, SearchResult, TOP_K};
+use tailor_workloads::SyntheticJob;
+
+use crate::{ServedWorkload, State};
+
+/// The largest `k` a search may ask for.
+pub const MAX_K: usize = 1000;
+/// The largest `work_ms` a synthetic request may ask for.
+pub const MAX_WORK_MS: f64 = 60_000.0;
+
+/// One hit of `GET /search`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchHit {
+    /// BM25 score.
+    pub score: f32,
+    /// The segment the document is in.
+    pub segment: u32,
+    /// Its id within the segment.
+    pub doc: u32,
+    /// Its title.
+    pub title: String,
+    /// A highlighted fragment of its body.
+    pub snippet: String,
+}
+
+/// The answer of `GET /search`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchAnswer {
+    /// Matching documents in all.
+    pub count: usize,
+    /// The best `k`, best first.
+    pub hits: Vec<SearchHit>,
+    /// Time from the request's arrival at the server to its result, in ms.
+    pub latency_ms: f64,
+    /// The highest number of threads it ran on.
+    pub degree: usize,
+}
+
+impl SearchAnswer {
+    /// The answer for a search's result (latency and degree left at zero).
+    pub fn of(result: &SearchResult) -> SearchAnswer {
+        SearchAnswer {
+            count: result.count,
+            hits: result
+                .hits
+                .iter()
+                .map(|h| SearchHit {
+                    score: h.score,
+                    segment: h.address.segment_ord,
+                    doc: h.address.doc_id,
+                    title: h.title.clone(),
+                    snippet: h.snippet.clone(),
+                })
+                .collect(),
+            latency_ms: 0.0,
+            degree: 0,
+        }
+    }
+}
+
+/// The answer of `GET|POST /work`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkAnswer {
+    /// The request's sequential work.
+    pub work_ms: f64,
+    /// Time from its arrival at the server to its end, in ms.
+    pub latency_ms: f64,
+    /// Of which it waited for admission, in ms.
+    pub queue_ms: f64,
+    /// The highest number of threads it ran on.
+    pub degree: usize,
+}
+
+/// A one-line error answer.
+pub(crate) struct Reject(StatusCode, String);
+
+impl Reject {
+    fn bad(reason: impl Into<String>) -> Reject {
+        Reject(StatusCode::BAD_REQUEST, reason.into())
+    }
+}
+
+impl IntoResponse for Reject {
+    fn into_response(self) -> Response {
+        let mut response = (self.0, format!("{}\n", self.1)).into_response();
+        if self.0 == StatusCode::SERVICE_UNAVAILABLE {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        response
+    }
+}
+
+pub(crate) fn router(state: Arc<State>) -> Router {
+    let limit = state.config.max_body_bytes;
+    Router::new()
+        .route("/search", get(search).fallback(wrong_method))
+        .route("/work", get(work).post(work).fallback(wrong_method))
+        .route("/healthz", get(healthz).fallback(wrong_method))
+        .route("/metrics", get(metrics).fallback(wrong_method))
+        .fallback(unknown_path)
+        .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), count))
+        .with_state(state)
+}
+
+/// Counts every answer by status class, and times the answers of compute requests.
+async fn count(
+    With(state): With<Arc<State>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let received = Instant::now();
+    let timed = matches!(request.uri().path(), "/search" | "/work");
+    let response = next.run(request).await;
+    state.metrics.answered(
+        response.status().as_u16(),
+        timed.then(|| received.elapsed()),
+    );
+    response
+}
+
+async fn unknown_path(uri: Uri) -> Reject {
+    Reject(
+        StatusCode::NOT_FOUND,
+        format!(
+            "no such path: {} (the paths are /search, /work, /healthz, /metrics)",
+            uri.path()
+        ),
+    )
+}
+
+async fn wrong_method(method: Method, uri: Uri) -> Response {
+    let allow = if uri.path() == "/work" {
+        "GET, POST"
+    } else {
+        "GET"
+    };
+    let mut response = Reject(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!("{} is not allowed on {}; use {allow}", method, uri.path()),
+    )
+    .into_response();
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static(allow));
+    response
+}
+
+/// The URL's parameters, or a 400 naming what is malformed.
+fn params(query: Option<String>) -> Result<Vec<(String, String)>, Reject> {
+    serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
+        .map_err(|e| Reject::bad(format!("malformed query string: {e}")))
+}
+
+fn param<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    params
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// An integer parameter in `range`, or its default.
+fn int_param(
+    params: &[(String, String)],
+    name: &str,
+    default: usize,
+    range: std::ops::RangeInclusive<usize>,
+) -> Result<usize, Reject> {
+    let Some(text) = param(params, name) else {
+        return Ok(default);
+    };
+    match text.trim().parse::<usize>() {
+        Ok(v) if range.contains(&v) => Ok(v),
+        _ => Err(Reject::bad(format!(
+            "{name}={text:?}: expected an integer from {} to {}",
+            range.start(),
+            range.end()
+        ))),
+    }
+}
+
+/// Submits a job and awaits it; refusals and cancellations become 503s, panics 500s.
+async fn compute<J: tailor_core::Job>(
+    state: &State,
+    job: J,
+    received: Instant,
+) -> Result<Done<J::Output>, Reject> {
+    let handle = state
+        .runtime
+        .submit_at(job, received, true)
+        .map_err(|e| match e {
+            SubmitError::QueueFull => Reject(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "overloaded: the admission queue is full; retry later".into(),
+            ),
+            SubmitError::ShuttingDown => Reject(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is shutting down".into(),
+            ),
+        })?;
+    handle.await.map_err(|e| match e {
+        RequestError::Cancelled => Reject(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "cancelled: the server shut down before this request finished".into(),
+        ),
+        RequestError::Panicked(why) => Reject(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the request failed: {}", why.replace('\n', " ")),
+        ),
+    })
+}
+
+fn not_started_with(what: &str, workload: &ServedWorkload) -> Reject {
+    Reject(
+        StatusCode::NOT_FOUND,
+        format!(
+            "{what} is not served here: this server runs --workload {}",
+            workload.name()
+        ),
+    )
+}
+
+async fn search(
+    With(state): With<Arc<State>>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<SearchAnswer>, Reject> {
+    let received = Instant::now();
+    let ServedWorkload::Search(index) = &state.workload else {
+        return Err(not_started_with("/search", &state.workload));
+    };
+    let params = params(query)?;
+    let text = match param(&params, "q") {
+        None => return Err(Reject::bad("missing parameter q (the query text)")),
+        Some(q) if q.trim().is_empty() => return Err(Reject::bad("empty parameter q")),
+        Some(q) => q,
+    };
+    let k = int_param(&params, "k", TOP_K, 1..=MAX_K)?;
+    let fuzzy = int_param(&params, "fuzzy", 0, 0..=2)? as u8;
+    let parsed = index
+        .parse_query(text, fuzzy)
+        .map_err(|e| Reject::bad(format!("q={text:?}: {}", e.replace('\n', " "))))?;
+    let job = SearchJob::new(index.clone(), parsed, None).with_k(k);
+    let done = compute(&state, job, received).await?;
+    let result = done.output.map_err(|e| {
+        Reject(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("search failed: {}", e.replace('\n', " ")),
+        )
+    })?;
+    let mut answer = SearchAnswer::of(&result);
+    answer.latency_ms = done.timing.latency_ms();
+    answer.degree = done.timing.max_degree;
+    Ok(Json(answer))
+}
+
+/// The optional body of `/work`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkBody {
+    work_ms: f64,
+}
+
+async fn work(With(state): With<Arc<State>>, body: Bytes) -> Result<Json<WorkAnswer>, Reject> {
+    let received = Instant::now();
+    let ServedWorkload::Synthetic {
+        demand,
+        shape,
+        spinner,
+        ..
+    } = &state.workload
+    else {
+        return Err(not_started_with("/work", &state.workload));
+    };
+    let work_ms = if body.iter().all(u8::is_ascii_whitespace) {
+        let mut rng = state.draws.lock().unwrap_or_else(|e| e.into_inner());
+        demand.sample(&mut rng).work_ms
+    } else {
+        let parsed: WorkBody = serde_json::from_slice(&body).map_err(|e| {
+            Reject::bad(format!(
+                "body: expected {{\"work_ms\": X}}: {}",
+                e.to_string().replace('\n', " ")
+            ))
+        })?;
+        if !(parsed.work_ms.is_finite() && parsed.work_ms >= 0.0 && parsed.work_ms <= MAX_WORK_MS) {
+            return Err(Reject::bad(format!(
+                "work_ms {}: expected a number from 0 to {MAX_WORK_MS}",
+                parsed.work_ms
+            )));
+        }
+        parsed.work_ms
+    };
+    let job = SyntheticJob::new(work_ms, *shape, spinner.clone());
+    let done = compute(&state, job, received).await?;
+    let t = done.timing;
+    Ok(Json(WorkAnswer {
+        work_ms,
+        latency_ms: t.latency_ms(),
+        queue_ms: t.start.saturating_duration_since(t.arrival).as_secs_f64() * 1000.0,
+        degree: t.max_degree,
+    }))
+}
+
+async fn healthz(With(state): With<Arc<State>>) -> Response {
+    let draining = state.draining.load(Ordering::Acquire);
+    let body = serde_json::json!({
+        "status": if draining { "draining" } else { "ok" },
+        "workload": state.workload.name(),
+        "policy": state.runtime.policy().name(),
+        "cores": state.cores,
+    });
+    let status = if draining {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    (status, Json(body)).into_response()
+}
+
+async fn metrics(With(state): With<Arc<State>>) -> Response {
+    let text = state.metrics.render(&state.runtime.metrics());
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        )],
+        text,
+    )
+        .into_response()
+}

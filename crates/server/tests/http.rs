@@ -1,0 +1,510 @@
+//! `tailor serve` over loopback: search answers equal the in-process search, every bad
+//! input gets its 4xx, overload gets 503s and recovers, shutdown answers every accepted
+//! request, the metrics parse as Prometheus text, and the load client counts it all.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{Method, Request, StatusCode};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use tailor_core::{Arrivals, Demand, DemandModel, Policy};
+use tailor_runtime::{Runtime, RuntimeConfig};
+use tailor_server::{
+    run_load, LoadConfig, SearchAnswer, ServeConfig, ServeReport, ServedWorkload, Target, MAX_K,
+};
+use tailor_workloads::search::{generate_queries, generated_corpus, SearchIndex, SearchJob};
+use tailor_workloads::{Spinner, SyntheticShape};
+
+type HttpClient = Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>;
+
+fn client() -> HttpClient {
+    Client::builder(TokioExecutor::new()).build_http()
+}
+
+/// One request; its status, Retry-After header and body.
+async fn send(
+    client: &HttpClient,
+    method: Method,
+    url: &str,
+    body: &str,
+) -> (StatusCode, Option<String>, String) {
+    let request = Request::builder()
+        .method(method)
+        .uri(url)
+        .body(Full::new(Bytes::from(body.to_string())))
+        .unwrap();
+    let response = client.request(request).await.expect("an answer");
+    let status = response.status();
+    let retry = response
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().to_string());
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    (status, retry, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// A running server: its base URL, the trigger of its shutdown, and its end.
+struct Running {
+    base: String,
+    stop: Option<oneshot::Sender<()>>,
+    done: JoinHandle<std::io::Result<ServeReport>>,
+}
+
+impl Running {
+    async fn stop(mut self) -> ServeReport {
+        let _ = self.stop.take().unwrap().send(());
+        self.done.await.unwrap().unwrap()
+    }
+}
+
+async fn start(workload: ServedWorkload, rc: RuntimeConfig, config: ServeConfig) -> Running {
+    let (listener, addr) = tailor_server::bind("127.0.0.1:0").await.unwrap();
+    let runtime = Runtime::start(rc).unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let done = tokio::spawn(tailor_server::serve(
+        listener,
+        runtime,
+        2,
+        workload,
+        config,
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    Running {
+        base: format!("http://{addr}"),
+        stop: Some(stop),
+        done,
+    }
+}
+
+fn small_index(dir: &std::path::Path) -> Arc<SearchIndex> {
+    let (index, _) = SearchIndex::open_or_build(
+        dir,
+        "generated",
+        4,
+        || Ok(generated_corpus(600, 11)),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    Arc::new(index)
+}
+
+fn synthetic(work_ms: f64) -> ServedWorkload {
+    ServedWorkload::Synthetic {
+        demand: DemandModel::new(Demand::Const { ms: work_ms }, None).unwrap(),
+        shape: SyntheticShape::amdahl(0.0),
+        spinner: Arc::new(Spinner::calibrate()),
+        seed: 1,
+    }
+}
+
+fn seq(workers: usize, queue_bound: usize) -> RuntimeConfig {
+    let mut rc = RuntimeConfig::new(2, Policy::Seq);
+    rc.workers = Some(workers);
+    rc.queue_bound = queue_bound;
+    rc
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_answers_equal_the_in_process_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = small_index(dir.path());
+    let server = start(
+        ServedWorkload::Search(index.clone()),
+        RuntimeConfig::new(2, Policy::Fix { degree: 2 }),
+        ServeConfig::default(),
+    )
+    .await;
+    let client = client();
+    let queries = generate_queries(&index, 40, 5).unwrap();
+    let mut nonempty = 0;
+    for spec in &queries {
+        let (q, fuzzy, k) = spec.http_params();
+        let query = serde_urlencoded::to_string([
+            ("q", q.clone()),
+            ("k", k.to_string()),
+            ("fuzzy", fuzzy.to_string()),
+        ])
+        .unwrap();
+        let (status, _, body) = send(
+            &client,
+            Method::GET,
+            &format!("{}/search?{query}", server.base),
+            "",
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{q}: {body}");
+        let mut got: SearchAnswer = serde_json::from_str(&body).unwrap();
+        assert!(got.latency_ms > 0.0 && got.degree >= 1);
+        (got.latency_ms, got.degree) = (0.0, 0);
+        let parsed = index.parse_query(&q, fuzzy).unwrap();
+        let want = SearchJob::new(index.clone(), parsed, None)
+            .with_k(k)
+            .search_with_tantivy(None)
+            .unwrap();
+        assert_eq!(got, SearchAnswer::of(&want), "{q}");
+        nonempty += usize::from(!got.hits.is_empty());
+    }
+    assert!(nonempty > 10, "only {nonempty} queries had hits");
+    let report = server.stop().await;
+    assert_eq!(report.runtime.completed, queries.len() as u64);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_bad_input_gets_its_4xx() {
+    let dir = tempfile::tempdir().unwrap();
+    let search = start(
+        ServedWorkload::Search(small_index(dir.path())),
+        seq(2, 100),
+        ServeConfig::default(),
+    )
+    .await;
+    let work = start(
+        synthetic(1.0),
+        seq(2, 100),
+        ServeConfig {
+            max_body_bytes: 1024,
+            ..ServeConfig::default()
+        },
+    )
+    .await;
+    let client = client();
+    let s = &search.base;
+    let w = &work.base;
+    let big = format!("{{\"work_ms\": 1{}}}", " ".repeat(4096));
+    let cases: Vec<(Method, String, String, StatusCode)> = vec![
+        (
+            Method::GET,
+            format!("{s}/search"),
+            "",
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Method::GET,
+            format!("{s}/search?q="),
+            "",
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Method::GET,
+            format!("{s}/search?q=%20%20"),
+            "",
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Method::GET,
+            format!("{s}/search?q=nosuchfield:word"),
+            "",
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Method::GET,
+            format!("{s}/search?q=body:/%5B/"),
+            "",
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Method::GET,
+            format!("{s}/search?q=word&k=0"),
+            "",
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Method::GET,
+            format!("{s}/search?q=word&k={}", MAX_K + 1),
+            "",
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Method::GET,
+            format!("{s}/search?q=word&k=99999999999999999999"),
+            "",
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Method::GET,
+            format!("{s}/search?q=word&k=ten"),
+            "",
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Method::GET,
+            format!("{s}/search?q=word&fuzzy=3"),
+            "",
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Method::GET,
+            format!("{s}/nowhere"),
+            "",
+            StatusCode::NOT_FOUND,
+        ),
+        (Method::GET, format!("{s}/work"), "", StatusCode::NOT_FOUND),
+        (
+            Method::POST,
+            format!("{s}/search?q=word"),
+            "",
+            StatusCode::METHOD_NOT_ALLOWED,
+        ),
+        (
+            Method::DELETE,
+            format!("{w}/work"),
+            "",
+            StatusCode::METHOD_NOT_ALLOWED,
+        ),
+        (
+            Method::GET,
+            format!("{w}/search?q=word"),
+            "",
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            Method::POST,
+            format!("{w}/work"),
+            "{",
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Method::POST,
+            format!("{w}/work"),
+            "{\"work_ms\": -1}",
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Method::POST,
+            format!("{w}/work"),
+            "{\"work_ms\": 1e9}",
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Method::POST,
+            format!("{w}/work"),
+            "{\"work\": 1}",
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Method::POST,
+            format!("{w}/work"),
+            &big,
+            StatusCode::PAYLOAD_TOO_LARGE,
+        ),
+    ]
+    .into_iter()
+    .map(|(m, u, b, st)| (m, u, b.to_string(), st))
+    .collect();
+    for (method, url, body, want) in &cases {
+        let (status, _, reason) = send(&client, method.clone(), url, body).await;
+        assert_eq!(status, *want, "{method} {url} {body:.40}: {reason}");
+        let line = reason.trim_end();
+        assert!(
+            !line.is_empty() && !line.contains('\n'),
+            "{method} {url}: the reason is not one line: {reason:?}"
+        );
+    }
+    // And the servers still serve.
+    let (status, _, _) = send(&client, Method::GET, &format!("{s}/search?q=word"), "").await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _, body) = send(
+        &client,
+        Method::POST,
+        &format!("{w}/work"),
+        "{\"work_ms\": 2}",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, _, _) = send(&client, Method::GET, &format!("{w}/work"), "").await;
+    assert_eq!(status, StatusCode::OK);
+    search.stop().await;
+    work.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overload_gets_503s_and_the_server_recovers() {
+    // One worker, room for two waiting: of 30 requests of 40 ms sent at once, most are
+    // refused at once.
+    let server = start(synthetic(40.0), seq(1, 2), ServeConfig::default()).await;
+    let client = client();
+    let url = format!("{}/work", server.base);
+    let sends: Vec<_> = (0..30)
+        .map(|_| {
+            let (client, url) = (client.clone(), url.clone());
+            tokio::spawn(async move { send(&client, Method::POST, &url, "").await })
+        })
+        .collect();
+    let (mut ok, mut unavailable) = (0, 0);
+    for s in sends {
+        let (status, retry, body) = s.await.unwrap();
+        match status {
+            StatusCode::OK => ok += 1,
+            StatusCode::SERVICE_UNAVAILABLE => {
+                unavailable += 1;
+                assert_eq!(retry.as_deref(), Some("1"), "{body}");
+                assert!(body.contains("queue is full"), "{body}");
+            }
+            other => panic!("unexpected {other}: {body}"),
+        }
+    }
+    assert_eq!(ok + unavailable, 30);
+    assert!(ok >= 3, "{ok} served");
+    assert!(unavailable >= 20, "only {unavailable} refused");
+    // After the overload, requests are served again.
+    for _ in 0..3 {
+        let (status, _, body) = send(&client, Method::POST, &url, "").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let report = server.stop().await;
+    assert_eq!(report.runtime.completed, ok + 3);
+    assert_eq!(report.runtime.rejected, unavailable);
+}
+
+/// Sends `n` requests of `work_ms` at once, then stops the server with `drain`; returns
+/// the statuses and the report.
+async fn stop_while_busy(
+    n: usize,
+    work_ms: f64,
+    drain: Duration,
+) -> (Vec<StatusCode>, ServeReport) {
+    let server = start(
+        synthetic(work_ms),
+        seq(2, 100),
+        ServeConfig {
+            drain,
+            ..ServeConfig::default()
+        },
+    )
+    .await;
+    let client = client();
+    let url = format!("{}/work", server.base);
+    let sends: Vec<_> = (0..n)
+        .map(|_| {
+            let (client, url) = (client.clone(), url.clone());
+            tokio::spawn(async move { send(&client, Method::POST, &url, "").await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    let report = server.stop().await;
+    let mut statuses = Vec::new();
+    for s in sends {
+        statuses.push(s.await.unwrap().0);
+    }
+    (statuses, report)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_answers_every_accepted_request() {
+    // A long drain: every accepted request finishes.
+    let (statuses, report) = stop_while_busy(6, 30.0, Duration::from_secs(30)).await;
+    assert!(
+        statuses.iter().all(|s| *s == StatusCode::OK),
+        "{statuses:?}"
+    );
+    assert!(!report.cancelled_at_deadline);
+    assert_eq!(report.runtime.completed, 6);
+    // A short one: what is unfinished at the deadline is cancelled and answered 503.
+    let (statuses, report) = stop_while_busy(8, 200.0, Duration::from_millis(50)).await;
+    let ok = statuses.iter().filter(|s| **s == StatusCode::OK).count() as u64;
+    let unavailable = statuses
+        .iter()
+        .filter(|s| **s == StatusCode::SERVICE_UNAVAILABLE)
+        .count() as u64;
+    assert_eq!(ok + unavailable, 8, "{statuses:?}");
+    assert!(report.cancelled_at_deadline);
+    assert!(unavailable >= 1, "{statuses:?}");
+    let m = &report.runtime;
+    assert_eq!(m.completed, ok);
+    assert_eq!(m.cancelled + m.rejected, unavailable);
+    assert_eq!(m.load, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_are_prometheus_text() {
+    let server = start(synthetic(1.0), seq(2, 100), ServeConfig::default()).await;
+    let client = client();
+    for _ in 0..5 {
+        send(&client, Method::POST, &format!("{}/work", server.base), "").await;
+    }
+    let (status, _, body) = send(
+        &client,
+        Method::GET,
+        &format!("{}/healthz", server.base),
+        "",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(body.contains("\"synthetic\""), "{body}");
+    let (status, _, text) = send(
+        &client,
+        Method::GET,
+        &format!("{}/metrics", server.base),
+        "",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let lines = text.lines().map(|l| Ok(l.to_string()));
+    let scrape = prometheus_parse::Scrape::parse(lines).expect("valid exposition text");
+    let names: Vec<&str> = scrape.samples.iter().map(|s| s.metric.as_str()).collect();
+    for want in [
+        "tailor_request_duration_seconds_count",
+        "tailor_load",
+        "tailor_queue_length",
+        "tailor_threads_in_use",
+        "tailor_boosted_threads",
+        "tailor_rejected_total",
+        "tailor_request_degree_total",
+    ] {
+        assert!(names.contains(&want), "{want} missing from\n{text}");
+    }
+    let count = scrape
+        .samples
+        .iter()
+        .find(|s| s.metric == "tailor_request_duration_seconds_count")
+        .unwrap();
+    assert!(
+        matches!(count.value, prometheus_parse::Value::Untyped(v) | prometheus_parse::Value::Counter(v) if v == 5.0)
+            || text.contains("tailor_request_duration_seconds_count 5"),
+        "{text}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_load_client_counts_answers_and_refusals() {
+    let server = start(synthetic(2.0), seq(2, 100), ServeConfig::default()).await;
+    let cfg = LoadConfig {
+        url: server.base.clone(),
+        target: Target::Work,
+        arrivals: Arrivals::Poisson,
+        rps: 100.0,
+        requests: 60,
+        seed: 3,
+        connections: 8,
+        timeout: Duration::from_secs(10),
+        warmup: Some(0),
+    };
+    let summary = run_load(&cfg).await.unwrap();
+    assert_eq!(summary.run.completed, 60);
+    assert_eq!(summary.unavailable + summary.errors + summary.failed, 0);
+    assert_eq!(summary.run.engine, "http");
+    assert_eq!(summary.run.policy, "seq");
+    let l = &summary.run.latency_ms;
+    assert!(
+        l.p50 > 0.0 && l.p50 <= l.p99 && l.p99 <= l.max * 1.01,
+        "{l:?}"
+    );
+    assert!((summary.run.mean_degree - 1.0).abs() < 1e-9);
+    // Queries for a synthetic server are refused before anything is sent.
+    let wrong = LoadConfig {
+        target: Target::Search(vec![("word".into(), 0, 10)]),
+        ..cfg
+    };
+    let err = run_load(&wrong).await.unwrap_err().to_string();
+    assert!(err.contains("--workload synthetic"), "{err}");
+    server.stop().await;
+}
