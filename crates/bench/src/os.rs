@@ -32,7 +32,7 @@ pub enum GeneratorPriority {
 /// 50 us) and gives it the highest priority the process may: real-time (SCHED_FIFO,
 /// priority 1), else nice -10. It only spins for the last 150 us before each release, so
 /// real time cannot starve the machine.
-pub(crate) fn prepare_generator_thread() -> GeneratorPriority {
+pub fn prepare_generator_thread() -> GeneratorPriority {
     #[cfg(target_os = "linux")]
     // SAFETY: prctl(PR_SET_TIMERSLACK), pthread_setschedparam on pthread_self() and
     // setpriority on the calling thread's id only change this thread's scheduling.

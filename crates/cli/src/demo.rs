@@ -276,9 +276,11 @@ fn profile(args: &DemoArgs, prepared: &PreparedSearch) -> anyhow::Result<DemandP
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let path = prepared
-        .queries_path
-        .with_file_name(format!("profile-{stem}-{count}p-r{}.csv", args.repeat));
+    let path = prepared.queries_path.with_file_name(format!(
+        "profile-{stem}-{count}p-r{}-m{}.csv",
+        args.repeat,
+        tailor_bench::PROFILE_METHOD
+    ));
     if let Ok(profile) = DemandProfile::read(&path) {
         if profile.requests().len() == count && profile.max_degree() >= 2 {
             eprintln!("    reused {}", path.display());

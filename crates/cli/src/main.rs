@@ -101,3 +101,30 @@ pub(crate) fn interactive() -> bool {
 
 /// A path argument.
 pub(crate) type PathArg = PathBuf;
+
+/// The synthetic workload's spin loop: at `rate` iterations per microsecond if given,
+/// else calibrated on this machine now. Says which on stderr, so that another process
+/// can be given the same rate (calibrations vary by several percent from run to run on a
+/// shared machine, which would make two processes' requests differ in length).
+pub(crate) fn spinner(rate: Option<f64>) -> anyhow::Result<tailor_workloads::Spinner> {
+    let spinner = match rate {
+        Some(r) => {
+            anyhow::ensure!(
+                r.is_finite() && r > 0.0,
+                "--spin-rate {r}: expected a positive number of iterations per microsecond"
+            );
+            tailor_workloads::Spinner::with_rate(r)
+        }
+        None => tailor_workloads::Spinner::calibrate(),
+    };
+    eprintln!(
+        "tailor: spin loop at {:.3} iterations/us ({}; --spin-rate sets it)",
+        spinner.iterations_per_us(),
+        if rate.is_some() {
+            "given"
+        } else {
+            "calibrated"
+        }
+    );
+    Ok(spinner)
+}

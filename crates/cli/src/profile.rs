@@ -7,7 +7,7 @@ use tailor_core::{seeded_rng, Demand, DemandModel, DemandProfile, RequestProfile
 
 use anyhow::Context;
 use tailor_bench::{measure_profile, ProfileConfig, SearchSource, SyntheticSource};
-use tailor_workloads::{Spinner, Workload};
+use tailor_workloads::Workload;
 
 use crate::progress::Bar;
 use crate::search::SearchArgs;
@@ -46,6 +46,10 @@ pub(crate) struct MeasureArgs {
     /// Write the profile here instead of stdout.
     #[arg(long)]
     out: Option<PathArg>,
+    /// Synthetic workload: the spin loop's iterations per microsecond, as an earlier run
+    /// printed it (default: calibrated now).
+    #[arg(long)]
+    spin_rate: Option<f64>,
     #[command(flatten)]
     search: SearchArgs,
 }
@@ -123,11 +127,10 @@ fn measure(args: MeasureArgs) -> anyhow::Result<()> {
     let show = |done: usize, total: usize| bar.set_of(done, total);
     let profile = match Workload::parse(workload)? {
         Workload::Synthetic { demand, shape } => {
-            eprintln!("tailor: calibrating the spin loop");
             let source = SyntheticSource::new(
                 &demand,
                 shape,
-                Spinner::calibrate(),
+                crate::spinner(args.spin_rate)?,
                 args.requests,
                 args.seed,
             );

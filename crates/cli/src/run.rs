@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tailor_bench::{run_live, LiveConfig, LiveOutput, SearchSource, SyntheticSource};
 use tailor_core::{exact_quantile, Arrivals, DemandProfile, Policy, Tables};
 use tailor_sim::write_records;
-use tailor_workloads::{Spinner, Workload};
+use tailor_workloads::Workload;
 
 use crate::search::SearchArgs;
 use crate::{write_output, PathArg};
@@ -54,6 +54,10 @@ pub(crate) struct RunArgs {
     /// Write per-request records (CSV) here.
     #[arg(long)]
     records: Option<PathArg>,
+    /// Synthetic workload: the spin loop's iterations per microsecond, as an earlier run
+    /// printed it (default: calibrated now).
+    #[arg(long)]
+    spin_rate: Option<f64>,
     #[command(flatten)]
     search: SearchArgs,
     /// With search: the queries' profile from `tailor profile --workload search`. Only
@@ -95,8 +99,13 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
                 args.search_profile.is_none() && args.tantivy_executor.is_none(),
                 "--search-profile and --tantivy-executor go with --workload search"
             );
-            let source =
-                SyntheticSource::new(&demand, shape, Spinner::calibrate(), count, cfg.seed);
+            let source = SyntheticSource::new(
+                &demand,
+                shape,
+                crate::spinner(args.spin_rate)?,
+                count,
+                cfg.seed,
+            );
             run_live(&cfg, &Arc::new(source))?
         }
         Workload::Search => run_search(&args, &cfg, count)?,

@@ -11,7 +11,7 @@ use tailor_core::{Arrivals, Policy, Tables};
 use tailor_runtime::{Runtime, RuntimeConfig};
 use tailor_server::{LoadConfig, ServeConfig, ServedWorkload, Target};
 use tailor_workloads::search::{read_queries, QuerySpec};
-use tailor_workloads::{Spinner, Workload};
+use tailor_workloads::Workload;
 
 use crate::search::SearchArgs;
 use crate::{write_output, PathArg};
@@ -56,16 +56,27 @@ pub(crate) struct ServeArgs {
     /// `tailor run` the same works, in arrival order).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Synthetic workload: the spin loop's iterations per microsecond, as an earlier run
+    /// printed it (default: calibrated now).
+    #[arg(long)]
+    spin_rate: Option<f64>,
     #[command(flatten)]
     search: SearchArgs,
 }
 
 /// A tokio runtime for the I/O side: one worker thread, so the cores stay with the
-/// compute.
-fn io_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+/// compute. `realtime` makes it a real-time thread where allowed, as the load
+/// generator's is (the load client's, so that a busy machine does not delay when it
+/// notices an answer); otherwise it keeps the default priority.
+fn io_runtime(realtime: bool) -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .thread_name("tailor-io")
+        .on_thread_start(move || {
+            if realtime {
+                tailor_bench::prepare_generator_thread();
+            }
+        })
         .enable_all()
         .build()
         .context("cannot start the I/O runtime")
@@ -84,15 +95,12 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let workload = match Workload::parse(&args.workload)? {
         Workload::Search => ServedWorkload::Search(args.search.prepare()?.index),
-        Workload::Synthetic { demand, shape } => {
-            eprintln!("tailor: calibrating the spin loop");
-            ServedWorkload::Synthetic {
-                demand,
-                shape,
-                spinner: Arc::new(Spinner::calibrate()),
-                seed: args.seed,
-            }
-        }
+        Workload::Synthetic { demand, shape } => ServedWorkload::Synthetic {
+            demand,
+            shape,
+            spinner: Arc::new(crate::spinner(args.spin_rate)?),
+            seed: args.seed,
+        },
     };
     let mut rc = RuntimeConfig::new(cores, policy.clone());
     rc.quantum_ms = args.quantum_ms;
@@ -105,7 +113,7 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         max_connections: args.max_connections.max(1),
         drain: Duration::from_secs_f64(args.drain_s),
     };
-    let io = io_runtime()?;
+    let io = io_runtime(false)?;
     let report = io.block_on(async {
         let (listener, addr) = tailor_server::bind(&args.listen)
             .await
@@ -229,7 +237,7 @@ pub(crate) fn load(args: LoadArgs) -> anyhow::Result<()> {
         timeout: Duration::from_secs_f64(args.timeout_s),
         warmup: args.warmup,
     };
-    let summary = io_runtime()?.block_on(tailor_server::run_load(&cfg))?;
+    let summary = io_runtime(true)?.block_on(tailor_server::run_load(&cfg))?;
     eprintln!(
         "tailor: {} answered 2xx, {} 503, {} other errors, {} without an answer ({} timeouts); \
          client CPU {:.0}% of the server's cores",

@@ -1,5 +1,6 @@
 //! End-to-end tests of the `tailor` binary, by command: `plan fm`, `plan adaptive`,
-//! `profile generate` and `profile describe`, and how each reports bad input.
+//! `profile generate` and `profile describe`, `serve` and `load`, and how each reports bad
+//! input.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -413,4 +414,72 @@ fn plan_rc_finds_a_threshold_by_simulation() {
     assert!(policy.starts_with("rc:"), "{policy}");
     // The plan's policy runs as is.
     assert!(sim(&[policy]).status.success());
+}
+
+/// `tailor serve` on a free port: it prints where it listens, answers, and on SIGTERM
+/// stops and exits 0; `tailor load` against it prints a summary with engine `http`.
+#[test]
+fn serve_answers_then_exits_0_on_sigterm() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let mut server = Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args([
+            "serve",
+            "--workload",
+            "synthetic:const:1",
+            "--policy",
+            "seq",
+            "--listen",
+            "127.0.0.1:0",
+            "--spin-rate",
+            "100",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines
+            .next()
+            .expect("the server says where it listens")
+            .unwrap();
+        if let Some(rest) = line.split("http://").nth(1) {
+            break rest.split_whitespace().next().unwrap().to_string();
+        }
+    };
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        stream,
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let load = tailor(&[
+        "load",
+        "--url",
+        &format!("http://{addr}"),
+        "--rps",
+        "200",
+        "--requests",
+        "40",
+    ]);
+    assert!(load.status.success(), "{}", stderr(&load));
+    let summary: serde_json::Value = serde_json::from_str(stdout(&load).trim()).unwrap();
+    assert_eq!(summary["engine"], "http");
+    assert_eq!(summary["completed"], 40);
+    assert_eq!(summary["unavailable"], 0);
+    let killed = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = server.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(
+        rest.iter()
+            .any(|l| l.contains("stopped") && l.contains("40 completed")),
+        "{rest:?}"
+    );
 }
