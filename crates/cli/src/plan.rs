@@ -1,4 +1,5 @@
-//! `tailor plan`: the offline planners (FM interval table, Adaptive table, RC threshold).
+//! `tailor plan`: the offline planners (FM interval table, Adaptive table, RC threshold,
+//! tail-control thresholds).
 
 use std::io::{self, Write};
 use std::sync::Mutex;
@@ -7,12 +8,12 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 use tailor_core::{
-    seeded_rng, AdaptiveTable, Arrivals, Demand, DemandModel, DemandProfile, IntervalRow,
-    IntervalTable, Policy, Speedup,
+    seeded_rng, AdaptiveTable, Arrivals, BinnedDistribution, Demand, DemandModel, DemandProfile,
+    IntervalRow, IntervalTable, Policy, Speedup, TailControlTable,
 };
 use tailor_plan::{
-    binned_problem, plan_adaptive, plan_fm, plan_fm_exhaustive, plan_rc, AdaptiveParams, FmParams,
-    FmProblem, WaitModel,
+    binned_problem, plan_adaptive, plan_fm, plan_fm_exhaustive, plan_rc, plan_tail_control,
+    AdaptiveParams, FmParams, FmProblem, TailControlParams, WaitModel,
 };
 use tailor_sim::{simulate, SimConfig};
 
@@ -32,6 +33,30 @@ pub(crate) enum PlanCommand {
     /// by simulation (FM paper §5: RC parallelizes requests whose work it knows exceeds a
     /// threshold).
     Rc(RcArgs),
+    /// Compute tail-control's thresholds by active requests (Li et al., PPoPP 2016, §4.1,
+    /// Fig. 3; formulas and conventions in docs/tail-control.md).
+    TailControl(TailControlArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TailControlArgs {
+    /// Binned work distribution CSV: work_ms,probability.
+    #[arg(long)]
+    distribution: PathArg,
+    /// Cores m.
+    #[arg(long)]
+    cores: usize,
+    /// Arrival rate, requests per second.
+    #[arg(long)]
+    rps: f64,
+    /// Latency target, ms.
+    #[arg(long)]
+    target_ms: f64,
+    /// Plan 1..=Q active requests.
+    #[arg(long)]
+    max_active: usize,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -167,6 +192,7 @@ pub(crate) fn run(cmd: PlanCommand) -> anyhow::Result<()> {
         PlanCommand::Fm(args) => fm(args),
         PlanCommand::Adaptive(args) => adaptive(args),
         PlanCommand::Rc(args) => rc(args),
+        PlanCommand::TailControl(args) => tail_control(args),
     }
 }
 
@@ -371,6 +397,44 @@ fn print_adaptive_table(table: &AdaptiveTable, w: &mut dyn Write) -> io::Result<
             w,
             "{:>5} {:>7} {:>13.2}",
             row.load, row.degree, row.predicted_ms
+        )?;
+    }
+    Ok(())
+}
+
+fn tail_control(args: TailControlArgs) -> anyhow::Result<()> {
+    let dist = BinnedDistribution::read(&args.distribution)?;
+    let table = plan_tail_control(
+        &dist,
+        &TailControlParams {
+            cores: args.cores,
+            rps: args.rps,
+            target_ms: args.target_ms,
+            max_active: args.max_active,
+        },
+    )?;
+    write_output(args.output.out.as_deref(), |w| match args.output.format {
+        TableFormat::Json => table.write(w),
+        TableFormat::Table => print_tail_control_table(&table, w),
+    })
+}
+
+fn print_tail_control_table(table: &TailControlTable, w: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        w,
+        "# tail-control thresholds: target {} ms, {} requests/s, {} cores",
+        table.target_ms, table.rps, table.cores
+    )?;
+    writeln!(
+        w,
+        "{:>6} {:>12} {:>16}",
+        "active", "threshold_ms", "expected_misses"
+    )?;
+    for row in &table.rows {
+        writeln!(
+            w,
+            "{:>6} {:>12} {:>16.4}",
+            row.active, row.threshold_ms, row.expected_misses
         )?;
     }
     Ok(())

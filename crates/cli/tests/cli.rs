@@ -483,3 +483,39 @@ fn serve_answers_then_exits_0_on_sigterm() {
         "{rest:?}"
     );
 }
+
+#[test]
+fn plan_tail_control_writes_the_spec_table_and_refuses_overload() {
+    let dir = scratch("tc");
+    let dist = dir.join("d.csv");
+    std::fs::write(&dist, "work_ms,probability\n1,0.8\n3,0.1\n9,0.1\n").unwrap();
+    let d = dist.to_str().unwrap();
+    let common = ["plan", "tail-control", "--distribution", d, "--cores", "2"];
+    let out = tailor(
+        &[
+            &common[..],
+            &["--rps", "500", "--target-ms", "6.25", "--max-active", "4"],
+        ]
+        .concat(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(table["kind"], "tail-control-thresholds");
+    assert_eq!(table["cores"], 2);
+    let rows = table["rows"].as_array().unwrap();
+    let thresholds: Vec<f64> = rows
+        .iter()
+        .map(|r| r["threshold_ms"].as_f64().unwrap())
+        .collect();
+    assert_eq!(thresholds, [9.0, 9.0, 3.0, 1.0]);
+    assert_eq!(rows[2]["active"], 3);
+    let out = tailor(
+        &[
+            &common[..],
+            &["--rps", "1000", "--target-ms", "6.25", "--max-active", "4"],
+        ]
+        .concat(),
+    );
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("overload"), "{}", stderr(&out));
+}

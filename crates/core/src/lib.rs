@@ -31,8 +31,8 @@ pub use summary::{
     PhaseStats, RunSummary,
 };
 pub use table::{
-    AdaptiveRow, AdaptiveTable, IntervalRow, IntervalTable, ADAPTIVE_TABLE_KIND,
-    INTERVAL_TABLE_KIND,
+    AdaptiveRow, AdaptiveTable, IntervalRow, IntervalTable, TailControlRow, TailControlTable,
+    ADAPTIVE_TABLE_KIND, INTERVAL_TABLE_KIND, TAIL_CONTROL_TABLE_KIND,
 };
 
 /// The random generator used everywhere: ChaCha8, whose stream is fixed by its seed on

@@ -257,6 +257,80 @@ impl AdaptiveTable {
     }
 }
 
+/// The `kind` of a tail-control threshold table file.
+pub const TAIL_CONTROL_TABLE_KIND: &str = "tail-control-thresholds";
+
+/// Tail-control's large-request thresholds by the number of active requests (Li et al.,
+/// PPoPP 2016, §4.1 and Fig. 3; shared/spec/formats.md `tc-table.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TailControlTable {
+    /// Always [`TAIL_CONTROL_TABLE_KIND`].
+    pub kind: String,
+    /// The latency target the thresholds were planned for, in ms.
+    pub target_ms: f64,
+    /// The arrival rate planned for, requests per second.
+    pub rps: f64,
+    /// The cores planned for.
+    pub cores: usize,
+    /// `rows[i]` is for i + 1 active requests.
+    pub rows: Vec<TailControlRow>,
+}
+
+/// One row of the tail-control table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TailControlRow {
+    /// Active requests (waiting and running).
+    pub active: usize,
+    /// A request whose processed work passes this is serialized, in ms.
+    pub threshold_ms: f64,
+    /// The planner's expected target misses at this threshold.
+    pub expected_misses: f64,
+}
+
+impl TailControlTable {
+    /// The threshold with `active` requests (counts above the last row use it).
+    pub fn threshold_ms(&self, active: usize) -> f64 {
+        self.rows[active.clamp(1, self.rows.len()) - 1].threshold_ms
+    }
+
+    /// Reads and checks a table file.
+    pub fn read(path: &Path) -> Result<Self, ReadError> {
+        Self::parse(&read_text(path)?, &path.display().to_string())
+    }
+
+    /// Parses and checks table JSON; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Self, ReadError> {
+        let table: TailControlTable =
+            parse_table(text, file, TAIL_CONTROL_TABLE_KIND, |t: &Self| {
+                (&t.kind, t.rows.iter().map(|r| r.active).collect())
+            })?;
+        positive(file, "target_ms", table.target_ms)?;
+        positive(file, "rps", table.rps)?;
+        if table.cores == 0 {
+            return Err(invalid(file, "cores".into(), "must be at least 1".into()));
+        }
+        for (i, row) in table.rows.iter().enumerate() {
+            positive(file, &format!("rows[{i}].threshold_ms"), row.threshold_ms)?;
+            if !(row.expected_misses.is_finite() && row.expected_misses >= 0.0) {
+                return Err(invalid(
+                    file,
+                    format!("rows[{i}].expected_misses"),
+                    format!(
+                        "must be finite and not negative, found {}",
+                        row.expected_misses
+                    ),
+                ));
+            }
+        }
+        Ok(table)
+    }
+
+    /// Writes the table as pretty JSON with a final newline.
+    pub fn write(&self, out: impl Write) -> io::Result<()> {
+        write_json(self, out)
+    }
+}
+
 /// Checks that a header number is positive and finite.
 fn positive(file: &str, field: &str, value: f64) -> Result<(), ReadError> {
     if value.is_finite() && value > 0.0 {
