@@ -40,7 +40,9 @@ pub(crate) struct ServeArgs {
     #[arg(long)]
     workers: Option<usize>,
     /// Requests that may wait for admission; beyond it the server answers 503 at once.
-    #[arg(long, default_value_t = 1024)]
+    /// Keep it well below --max-connections: each connection carries at most one request
+    /// at a time, so a bound at or above it is never reached.
+    #[arg(long, default_value_t = 128)]
     queue_bound: usize,
     /// Connections open at once; more wait in the listen backlog.
     #[arg(long, default_value_t = 1024)]
@@ -84,9 +86,16 @@ fn io_runtime(realtime: bool) -> anyhow::Result<tokio::runtime::Runtime> {
 
 pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
     anyhow::ensure!(
-        args.drain_s.is_finite() && args.drain_s >= 0.0,
-        "--drain-s must be a number of seconds, 0 or more"
+        args.drain_s.is_finite() && (0.0..=86_400.0).contains(&args.drain_s),
+        "--drain-s must be a number of seconds from 0 to 86400"
     );
+    if args.queue_bound >= args.max_connections {
+        eprintln!(
+            "tailor: warning: --queue-bound {} is not below --max-connections {}: the queue \
+             cannot fill, so overload waits in the listen backlog instead of getting 503s",
+            args.queue_bound, args.max_connections
+        );
+    }
     anyhow::ensure!(args.queue_bound >= 1, "--queue-bound must be at least 1");
     let tables = Tables::read(&args.tables)?;
     let policy = Policy::parse(&args.policy, &tables)?;
@@ -214,8 +223,8 @@ pub(crate) fn load(args: LoadArgs) -> anyhow::Result<()> {
         "--rps must be a positive number"
     );
     anyhow::ensure!(
-        args.timeout_s.is_finite() && args.timeout_s > 0.0,
-        "--timeout-s must be a positive number"
+        args.timeout_s.is_finite() && args.timeout_s > 0.0 && args.timeout_s <= 86_400.0,
+        "--timeout-s must be a number of seconds above 0, at most 86400"
     );
     anyhow::ensure!(
         args.url.starts_with("http://"),

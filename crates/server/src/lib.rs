@@ -35,7 +35,7 @@ use tailor_workloads::search::SearchIndex;
 use tailor_workloads::{Spinner, SyntheticShape};
 
 pub use load::{run_load, LoadConfig, LoadError, LoadSummary, Target};
-pub use routes::{SearchAnswer, SearchHit, WorkAnswer, MAX_K, MAX_WORK_MS};
+pub use routes::{SearchAnswer, SearchHit, WorkAnswer, MAX_K, MAX_QUERY_BYTES, MAX_WORK_MS};
 
 /// What the server computes.
 pub enum ServedWorkload {
@@ -158,8 +158,12 @@ pub async fn serve(
         };
         let _ = stream.set_nodelay(true);
         let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        // A client that sends no complete request head within 10 s (idle keep-alive
+        // included) is disconnected, so slow or idle clients cannot hold every slot.
         let connection = hyper::server::conn::http1::Builder::new()
             .keep_alive(true)
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(Duration::from_secs(10))
             .serve_connection(TokioIo::new(stream), service);
         let connection = graceful.watch(connection);
         tokio::spawn(async move {

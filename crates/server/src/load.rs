@@ -273,10 +273,15 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
         );
         let timeout = cfg.timeout;
         tokio::spawn(async move {
-            let _slot = slots.acquire_owned().await.expect("never closed");
-            let (method, url, body) = &requests[i];
-            let sent = fetch(&client, method.clone(), url, body.clone());
-            let outcome = match tokio::time::timeout(timeout, sent).await {
+            // The timeout runs from the intended send time: waiting for a connection
+            // counts.
+            let deadline = tokio::time::Instant::from_std(intended + timeout);
+            let sent = async {
+                let _slot = slots.acquire_owned().await.expect("never closed");
+                let (method, url, body) = &requests[i];
+                fetch(&client, method.clone(), url, body.clone()).await
+            };
+            let outcome = match tokio::time::timeout_at(deadline, sent).await {
                 Ok(Ok((status, _))) => {
                     Outcome::Answer(status, intended.elapsed().as_secs_f64() * 1000.0)
                 }

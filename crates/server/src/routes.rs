@@ -22,6 +22,10 @@ use crate::{ServedWorkload, State};
 pub const MAX_K: usize = 1000;
 /// The largest `work_ms` a synthetic request may ask for.
 pub const MAX_WORK_MS: f64 = 60_000.0;
+/// The longest query text, in bytes.
+pub const MAX_QUERY_BYTES: usize = 1024;
+/// The deepest nesting of parentheses in a query (the parser recurses on each).
+const MAX_QUERY_DEPTH: usize = 32;
 
 /// One hit of `GET /search`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -251,10 +255,45 @@ async fn search(
         Some(q) if q.trim().is_empty() => return Err(Reject::bad("empty parameter q")),
         Some(q) => q,
     };
+    if text.len() > MAX_QUERY_BYTES {
+        return Err(Reject::bad(format!(
+            "q is {} bytes long; at most {MAX_QUERY_BYTES}",
+            text.len()
+        )));
+    }
+    let depth = text
+        .chars()
+        .scan(0i64, |d, c| {
+            *d += match c {
+                '(' => 1,
+                ')' => -1,
+                _ => 0,
+            };
+            Some(*d)
+        })
+        .max()
+        .unwrap_or(0);
+    if depth > MAX_QUERY_DEPTH as i64 {
+        return Err(Reject::bad(format!(
+            "q nests parentheses {depth} deep; at most {MAX_QUERY_DEPTH}"
+        )));
+    }
     let k = int_param(&params, "k", TOP_K, 1..=MAX_K)?;
     let fuzzy = int_param(&params, "fuzzy", 0, 0..=2)? as u8;
-    let parsed = index
-        .parse_query(text, fuzzy)
+    // Parsing builds regular expressions' automata, which can take a while: off the I/O
+    // thread.
+    let parse = {
+        let (index, text) = (index.clone(), text.to_string());
+        tokio::task::spawn_blocking(move || index.parse_query(&text, fuzzy))
+    };
+    let parsed = parse
+        .await
+        .map_err(|e| {
+            Reject(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("parsing failed: {e}"),
+            )
+        })?
         .map_err(|e| Reject::bad(format!("q={text:?}: {}", e.replace('\n', " "))))?;
     let job = SearchJob::new(index.clone(), parsed, None).with_k(k);
     let done = compute(&state, job, received).await?;

@@ -17,6 +17,7 @@ use tailor_core::{Arrivals, Demand, DemandModel, Policy};
 use tailor_runtime::{Runtime, RuntimeConfig};
 use tailor_server::{
     run_load, LoadConfig, SearchAnswer, ServeConfig, ServeReport, ServedWorkload, Target, MAX_K,
+    MAX_QUERY_BYTES,
 };
 use tailor_workloads::search::{generate_queries, generated_corpus, SearchIndex, SearchJob};
 use tailor_workloads::{Spinner, SyntheticShape};
@@ -179,6 +180,8 @@ async fn every_bad_input_gets_its_4xx() {
     let s = &search.base;
     let w = &work.base;
     let big = format!("{{\"work_ms\": 1{}}}", " ".repeat(4096));
+    let long_q = format!("{s}/search?q={}", "a%20".repeat(MAX_QUERY_BYTES));
+    let deep_q = format!("{s}/search?q={}word{}", "(".repeat(40), ")".repeat(40));
     let cases: Vec<(Method, String, String, StatusCode)> = vec![
         (
             Method::GET,
@@ -240,6 +243,8 @@ async fn every_bad_input_gets_its_4xx() {
             "",
             StatusCode::BAD_REQUEST,
         ),
+        (Method::GET, long_q, "", StatusCode::BAD_REQUEST),
+        (Method::GET, deep_q, "", StatusCode::BAD_REQUEST),
         (
             Method::GET,
             format!("{s}/nowhere"),
@@ -388,7 +393,19 @@ async fn stop_while_busy(
             tokio::spawn(async move { send(&client, Method::POST, &url, "").await })
         })
         .collect();
-    tokio::time::sleep(Duration::from_millis(30)).await;
+    // Stop only once every request is in the runtime (running or waiting).
+    let metrics = format!("{}/metrics", server.base);
+    for _ in 0..500 {
+        let (_, _, text) = send(&client, Method::GET, &metrics, "").await;
+        let load = text
+            .lines()
+            .find_map(|l| l.strip_prefix("tailor_load "))
+            .and_then(|v| v.trim().parse::<f64>().ok());
+        if load == Some(n as f64) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
     let report = server.stop().await;
     let mut statuses = Vec::new();
     for s in sends {
