@@ -340,6 +340,7 @@ fn plan(args: &DemoArgs, profile: &DemandProfile, cores: usize) -> anyhow::Resul
     Ok(Tables {
         fm: Some(Arc::new(fm)),
         adaptive: Some(Arc::new(adaptive)),
+        tail_control: None,
     })
 }
 

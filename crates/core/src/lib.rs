@@ -14,6 +14,7 @@ mod policy;
 mod profile;
 mod shapes;
 mod speedup;
+mod steal;
 mod summary;
 mod table;
 
@@ -26,6 +27,7 @@ pub use policy::{Admission, Policy, Tables};
 pub use profile::{DemandProfile, RequestProfile};
 pub use shapes::Shape;
 pub use speedup::{Speedup, SpeedupSpec};
+pub use steal::{StealAdmission, StealPolicy, STEAL_POLICY_NAMES};
 pub use summary::{
     degree_stats, exact_quantile, phase_stats, DegreeStats, LatencyRecorder, LatencyStats,
     PhaseStats, RunSummary,

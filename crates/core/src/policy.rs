@@ -10,7 +10,10 @@ use std::sync::Arc;
 
 use crate::csvfile::read_text;
 use crate::error::{Location, ReadError, ReadErrorKind, SpecError};
-use crate::table::{AdaptiveTable, IntervalTable, ADAPTIVE_TABLE_KIND, INTERVAL_TABLE_KIND};
+use crate::table::{
+    AdaptiveTable, IntervalTable, TailControlTable, ADAPTIVE_TABLE_KIND, INTERVAL_TABLE_KIND,
+    TAIL_CONTROL_TABLE_KIND,
+};
 
 /// A policy as named by the `POLICY` syntax of shared/spec/cli.md.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,6 +70,9 @@ pub struct Tables {
     pub fm: Option<Arc<IntervalTable>>,
     /// The Adaptive degree table, for `adaptive`.
     pub adaptive: Option<Arc<AdaptiveTable>>,
+    /// The tail-control threshold table, for `tail-control` and
+    /// `tail-control-clairvoyant`.
+    pub tail_control: Option<Arc<TailControlTable>>,
 }
 
 impl Tables {
@@ -99,6 +105,12 @@ impl Tables {
                         return Err(twice());
                     }
                     tables.adaptive = Some(Arc::new(AdaptiveTable::parse(&text, &file)?));
+                }
+                Some(TAIL_CONTROL_TABLE_KIND) => {
+                    if tables.tail_control.is_some() {
+                        return Err(twice());
+                    }
+                    tables.tail_control = Some(Arc::new(TailControlTable::parse(&text, &file)?));
                 }
                 _ => {
                     // Let the interval-table reader name what is wrong (bad JSON, no kind).

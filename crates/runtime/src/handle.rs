@@ -49,6 +49,17 @@ impl Timing {
     }
 }
 
+/// The message of a caught panic.
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-string payload".to_string()
+    }
+}
+
 /// A finished request: its output and its timing.
 #[derive(Debug)]
 pub struct Done<T> {

@@ -23,6 +23,7 @@ mod metrics;
 mod priority;
 mod request;
 mod runtime;
+pub mod steal;
 
 pub use handle::{Done, Handle, RequestError, Timing};
 pub use metrics::MetricsSnapshot;

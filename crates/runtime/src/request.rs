@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use tailor_core::Job;
 
-use crate::handle::{Completer, RequestError, Timing};
+use crate::handle::{panic_text, Completer, RequestError, Timing};
 
 /// The state every request shares, whatever its job type.
 pub(crate) struct Core {
@@ -168,28 +168,18 @@ impl<J: Job> Request<J> {
     }
 }
 
-/// The message of a caught panic.
-fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic with a non-string payload".to_string()
-    }
-}
-
 impl<J: Job> Work for Request<J> {
     fn core(&self) -> &Core {
         &self.core
     }
 
     fn join(&self) -> Result<(), String> {
-        catch_unwind(AssertUnwindSafe(|| self.job.on_join())).map_err(panic_message)
+        catch_unwind(AssertUnwindSafe(|| self.job.on_join())).map_err(|p| panic_text(&*p))
     }
 
     fn run_unit(&self, i: usize) -> Result<(), String> {
-        let part = catch_unwind(AssertUnwindSafe(|| self.job.run(i))).map_err(panic_message)?;
+        let part =
+            catch_unwind(AssertUnwindSafe(|| self.job.run(i))).map_err(|p| panic_text(&*p))?;
         *self.parts[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(part);
         Ok(())
     }
@@ -211,7 +201,7 @@ impl<J: Job> Work for Request<J> {
             .collect();
         let result = match parts {
             Some(parts) => catch_unwind(AssertUnwindSafe(|| self.job.merge(parts)))
-                .map_err(|p| RequestError::Panicked(panic_message(p))),
+                .map_err(|p| RequestError::Panicked(panic_text(&*p))),
             None => Err(RequestError::Panicked(
                 "a unit finished without its part (a runtime bug)".into(),
             )),

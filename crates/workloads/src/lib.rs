@@ -1,8 +1,12 @@
 //! tailor's request kernels: the calibrated synthetic workload, and search on tantivy.
 
+mod black_scholes;
 pub mod search;
 mod synthetic;
 
+pub use black_scholes::{
+    normal_cdf, price_closed_form, price_pde, BlackScholesJob, EuropeanOption, Grid, PdeCalibration,
+};
 pub use synthetic::{Spinner, SyntheticJob, SyntheticShape};
 
 use tailor_core::{Demand, DemandModel, SpecError, Speedup, SpeedupSpec};
@@ -60,6 +64,23 @@ impl Workload {
         let demand = DemandModel::new(Demand::parse(demand)?, Some(SpeedupSpec::Curve(speedup)))?;
         Ok(Workload::Synthetic { demand, shape })
     }
+}
+
+/// Runs `measure(core)` on one thread per core at once, as a loaded server would, and
+/// returns the median of all the values they return (calibrations use it).
+fn median_on_every_core(measure: impl Fn(usize) -> Vec<f64> + Sync) -> Option<f64> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let measure = &measure;
+    let mut values: Vec<f64> = std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..cores)
+            .map(|core| scope.spawn(move || measure(core)))
+            .collect();
+        runs.into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied()
 }
 
 #[cfg(test)]

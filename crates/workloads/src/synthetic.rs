@@ -45,28 +45,17 @@ impl Spinner {
             }
             iterations *= 2;
         };
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let mut rates: Vec<f64> = std::thread::scope(|scope| {
-            let runs: Vec<_> = (0..cores)
+        let median = crate::median_on_every_core(|_| {
+            (0..5)
                 .map(|_| {
-                    scope.spawn(move || {
-                        (0..5)
-                            .map(|_| {
-                                let t = Instant::now();
-                                black_box(spin(iterations));
-                                iterations as f64 / (t.elapsed().as_secs_f64() * 1e6)
-                            })
-                            .collect::<Vec<f64>>()
-                    })
+                    let t = Instant::now();
+                    black_box(spin(iterations));
+                    iterations as f64 / (t.elapsed().as_secs_f64() * 1e6)
                 })
-                .collect();
-            runs.into_iter()
-                .flat_map(|h| h.join().unwrap_or_default())
                 .collect()
         });
-        rates.sort_by(f64::total_cmp);
         Spinner {
-            iterations_per_us: rates.get(rates.len() / 2).copied().unwrap_or(alone),
+            iterations_per_us: median.unwrap_or(alone),
         }
     }
 

@@ -1,0 +1,338 @@
+//! The work-stealing executor for many concurrent requests, with tail-control (Li et al., PPoPP 2016).
+//!
+//! One worker thread per core, each with a crossbeam deque. A request is a root task that
+//! forks and joins recursively ([`Worker::join`], [`Worker::parallel_for`]); an idle
+//! worker steals the oldest task of a random victim. Arrived requests wait in a global
+//! FIFO until a worker admits them, in the order the [`StealPolicy`] says (steal-first,
+//! admit-first, or pushed to a random worker as TBB does). Tail-control adds Fig. 5's
+//! bookkeeping ([`board`]): before stealing, a thief marks requests whose processed time
+//! passes the threshold for the current load as not stealable, and thieves skip them,
+//! so their parallelism dissolves as their workers run dry.
+//!
+//! Differences from the paper's TBB runtime, each documented in docs/tail-control.md:
+//! a blocked join helps with tasks of its own request instead of leaving the request
+//! (TBB and Cilk can suspend the continuation; safe Rust without stack switching
+//! cannot), so a marked request keeps the workers already blocked in its joins until
+//! those joins finish. A forked half is a boxed closure, so the half that may run
+//! elsewhere must be `'static` (`Arc` its data).
+
+mod board;
+mod executor;
+mod worker;
+
+use std::ops::Range;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use crossbeam_deque::Worker as Deque;
+use tailor_core::{Job, StealPolicy};
+
+use crate::handle::{oneshot, panic_text, Completer, Handle, RequestError, Timing};
+use crate::metrics::MetricsSnapshot;
+use crate::runtime::{Shutdown, ShutdownReport, StartError, SubmitError};
+use executor::{Pending, Root, Shared};
+pub use worker::Worker;
+
+/// How a work-stealing executor is set up.
+#[derive(Debug, Clone)]
+pub struct StealConfig {
+    /// Worker threads, one per core.
+    pub cores: usize,
+    /// Admission and serialization.
+    pub policy: StealPolicy,
+    /// Arrived requests that may wait for a worker; beyond it submissions are refused.
+    pub queue_bound: usize,
+    /// Seeds the victim choices and random-admit's worker choices.
+    pub seed: u64,
+}
+
+impl StealConfig {
+    /// A configuration with the defaults: 100,000 waiting requests, seed 1.
+    pub fn new(cores: usize, policy: StealPolicy) -> StealConfig {
+        StealConfig {
+            cores,
+            policy,
+            queue_bound: 100_000,
+            seed: 1,
+        }
+    }
+}
+
+/// A running work-stealing executor. Submit requests with [`StealRuntime::submit`] (any
+/// fork-join root) or [`StealRuntime::submit_job`] (a [`Job`]'s units as a parallel-for,
+/// then its merge); stop it with [`StealRuntime::shutdown`] (dropping it drains).
+pub struct StealRuntime {
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl StealRuntime {
+    /// Starts one worker thread per core.
+    pub fn start(config: StealConfig) -> Result<StealRuntime, StartError> {
+        if !(1..=board::MAX_WORKERS).contains(&config.cores) {
+            return Err(StartError::BadConfig(format!(
+                "cores must be 1 to {}, found {}",
+                board::MAX_WORKERS,
+                config.cores
+            )));
+        }
+        let deques: Vec<Deque<worker::Task>> =
+            (0..config.cores).map(|_| Deque::new_lifo()).collect();
+        let stealers = deques.iter().map(Deque::stealer).collect();
+        let shared = Arc::new(Shared::new(
+            config.policy,
+            stealers,
+            config.queue_bound,
+            config.seed,
+        ));
+        let mut threads = Vec::with_capacity(config.cores);
+        for (index, deque) in deques.into_iter().enumerate() {
+            let shared_here = shared.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("tailor-steal-{index}"))
+                .spawn(move || Worker::new(shared_here, index, deque).run_loop());
+            match spawned {
+                Ok(t) => threads.push(t),
+                Err(e) => {
+                    let runtime = StealRuntime { shared, threads };
+                    runtime.stop(Shutdown::Drain);
+                    return Err(StartError::Thread(e.to_string()));
+                }
+            }
+        }
+        Ok(StealRuntime { shared, threads })
+    }
+
+    /// The policy it runs.
+    pub fn policy(&self) -> &StealPolicy {
+        &self.shared.policy
+    }
+
+    /// Submits a fork-join request whose root is `root`, arriving now.
+    pub fn submit<F, T>(&self, root: F) -> Result<Handle<T>, SubmitError>
+    where
+        F: FnOnce(&Worker) -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        self.submit_at(root, Instant::now(), true, None)
+    }
+
+    /// Submits a fork-join request whose latency counts from `arrival`, measured in the
+    /// latency histogram if `measured`. `work_ms` is its true work, read only by
+    /// tail-control-clairvoyant.
+    pub fn submit_at<F, T>(
+        &self,
+        root: F,
+        arrival: Instant,
+        measured: bool,
+        work_ms: Option<f64>,
+    ) -> Result<Handle<T>, SubmitError>
+    where
+        F: FnOnce(&Worker) -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let (handle, completer) = oneshot();
+        let root = FnRoot {
+            root: Some(root),
+            output: None,
+            completer,
+        };
+        self.enter(Box::new(root), arrival, measured, work_ms)?;
+        Ok(handle)
+    }
+
+    /// Submits a [`Job`]: its units run as a parallel-for of grain one unit, then its
+    /// merge runs on the worker that started it. `on_join` runs once on each worker that
+    /// takes part (up to 64 workers are told apart). Cancelling skips the units not yet
+    /// begun and resolves the request as cancelled.
+    pub fn submit_job<J: Job>(
+        &self,
+        job: J,
+        arrival: Instant,
+        measured: bool,
+    ) -> Result<Handle<J::Output>, SubmitError> {
+        let work_ms = job.demand_hint_ms();
+        let (handle, completer) = oneshot();
+        let root = JobRoot {
+            job: Some(job),
+            output: None,
+            completer,
+        };
+        self.enter(Box::new(root), arrival, measured, work_ms)?;
+        Ok(handle)
+    }
+
+    fn enter(
+        &self,
+        root: Box<dyn Root>,
+        arrival: Instant,
+        measured: bool,
+        work_ms: Option<f64>,
+    ) -> Result<(), SubmitError> {
+        let work_ns = work_ms
+            .filter(|w| w.is_finite() && *w >= 0.0)
+            .map(|w| (w * 1e6) as u64);
+        let pending = Pending {
+            arrival,
+            measured,
+            work_ns,
+            root,
+        };
+        // A refused request's completer is dropped with it; its handle was never given out.
+        self.shared.submit(pending).map_err(|(why, _)| why)
+    }
+
+    /// The live metrics (`boosted_threads` is always 0).
+    pub fn metrics(&self) -> MetricsSnapshot {
+        self.shared.metrics.snapshot(self.shared.waiting())
+    }
+
+    /// Requests serialized so far: marked by a pileup check (tail-control), or at
+    /// admission (tail-control-clairvoyant).
+    pub fn serialized(&self) -> u64 {
+        self.shared.serialized.load(Ordering::Relaxed)
+    }
+
+    /// Refuses new requests and cancels unfinished ones: waiting requests resolve as
+    /// cancelled, running `Job`s at their next unit. It does not wait.
+    pub fn cancel_unfinished(&self) {
+        self.shared.accepting.store(false, Ordering::SeqCst);
+        self.shared.cancelling.store(true, Ordering::SeqCst);
+        self.shared.wake_all();
+    }
+
+    /// Stops the executor, draining or cancelling what is unfinished, and waits for its
+    /// threads. Every accepted request ends completed, failed or cancelled.
+    pub fn shutdown(mut self, how: Shutdown) -> ShutdownReport {
+        self.stop_inner(how)
+    }
+
+    fn stop(mut self, how: Shutdown) -> ShutdownReport {
+        self.stop_inner(how)
+    }
+
+    fn stop_inner(&mut self, how: Shutdown) -> ShutdownReport {
+        let s = &self.shared;
+        s.accepting.store(false, Ordering::SeqCst);
+        if how == Shutdown::Cancel {
+            self.cancel_unfinished();
+        }
+        if !self.threads.is_empty() {
+            s.wait_idle();
+        }
+        s.stopping.store(true, Ordering::SeqCst);
+        s.wake_all();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        ShutdownReport {
+            metrics: self.metrics(),
+        }
+    }
+}
+
+impl Drop for StealRuntime {
+    fn drop(&mut self) {
+        if !self.threads.is_empty() {
+            self.stop_inner(Shutdown::Drain);
+        }
+    }
+}
+
+/// A closure root.
+struct FnRoot<F, T> {
+    root: Option<F>,
+    output: Option<T>,
+    completer: Completer<T>,
+}
+
+impl<F, T> Root for FnRoot<F, T>
+where
+    F: FnOnce(&Worker) -> T + Send + 'static,
+    T: Send + 'static,
+{
+    fn run(&mut self, worker: &Worker) -> Result<(), RequestError> {
+        let root = self.root.take().expect("a root runs once");
+        let output = catch_unwind(AssertUnwindSafe(|| root(worker)))
+            .map_err(|p| RequestError::Panicked(panic_text(&*p)))?;
+        self.output = Some(output);
+        Ok(())
+    }
+
+    fn resolve(mut self: Box<Self>, result: Result<(), RequestError>, timing: Option<Timing>) {
+        resolve(&self.completer, self.output.take(), result, timing);
+    }
+}
+
+/// A [`Job`] as a fork-join root: a parallel-for over its units, then its merge.
+struct JobRoot<J: Job> {
+    job: Option<J>,
+    output: Option<J::Output>,
+    completer: Completer<J::Output>,
+}
+
+impl<J: Job> Root for JobRoot<J> {
+    fn run(&mut self, worker: &Worker) -> Result<(), RequestError> {
+        let job = Arc::new(self.job.take().expect("a root runs once"));
+        let units = job.units();
+        let parts: Arc<Vec<Mutex<Option<J::Part>>>> =
+            Arc::new((0..units).map(|_| Mutex::new(None)).collect());
+        let joined = Arc::new(AtomicU64::new(0));
+        let skipped = Arc::new(AtomicBool::new(false));
+        let body = {
+            let (job, parts, skipped) = (job.clone(), parts.clone(), skipped.clone());
+            Arc::new(move |range: Range<usize>, w: &Worker| {
+                let bit = 1u64 << (w.index() % 64);
+                if joined.fetch_or(bit, Ordering::Relaxed) & bit == 0 {
+                    job.on_join();
+                }
+                for i in range {
+                    if w.is_cancelling() {
+                        skipped.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                    let part = job.run(i);
+                    *parts[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(part);
+                }
+            })
+        };
+        let run = catch_unwind(AssertUnwindSafe(|| {
+            worker.parallel_for(0..units, 1, &body);
+            if skipped.load(Ordering::Relaxed) {
+                return None;
+            }
+            let parts: Option<Vec<J::Part>> = parts
+                .iter()
+                .map(|p| p.lock().unwrap_or_else(|e| e.into_inner()).take())
+                .collect();
+            parts.map(|parts| job.merge(parts))
+        }));
+        match run {
+            Ok(Some(output)) => {
+                self.output = Some(output);
+                Ok(())
+            }
+            Ok(None) => Err(RequestError::Cancelled),
+            Err(p) => Err(RequestError::Panicked(panic_text(&*p))),
+        }
+    }
+
+    fn resolve(mut self: Box<Self>, result: Result<(), RequestError>, timing: Option<Timing>) {
+        resolve(&self.completer, self.output.take(), result, timing);
+    }
+}
+
+/// Hands a root's output, or the reason there is none, to its submitter.
+fn resolve<T>(
+    completer: &Completer<T>,
+    output: Option<T>,
+    result: Result<(), RequestError>,
+    timing: Option<Timing>,
+) {
+    let result = result
+        .and_then(|()| output.ok_or_else(|| RequestError::Panicked("no output (a bug)".into())));
+    completer.complete(result, timing);
+}

@@ -1,0 +1,374 @@
+//! A work-stealing worker: its deque, Fig. 5a's loop, and fork-join with helping joins.
+
+use std::cell::{Cell, RefCell};
+use std::ops::Range;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crossbeam_deque::{Steal, Worker as Deque};
+use crossbeam_utils::Backoff;
+use tailor_core::StealAdmission;
+
+use super::board::Key;
+use super::executor::{Pending, Shared};
+
+/// A unit of stealable work: a forked half of a join, tagged with its request.
+pub(crate) struct Task {
+    /// The request it belongs to.
+    key: Key,
+    /// Identifies the join that forked it, so the joiner knows it popped its own task.
+    tag: usize,
+    run: Box<dyn FnOnce(&Worker) + Send>,
+}
+
+/// A join's result slot, filled by whichever worker ran the forked half.
+struct JoinSlot<T> {
+    done: AtomicBool,
+    value: Mutex<Option<std::thread::Result<T>>>,
+}
+
+impl<T> JoinSlot<T> {
+    fn set(&self, value: std::thread::Result<T>) {
+        *self.value.lock().unwrap_or_else(|e| e.into_inner()) = Some(value);
+        self.done.store(true, Ordering::Release);
+    }
+
+    fn take(&self) -> std::thread::Result<T> {
+        self.value
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .unwrap_or_else(|| Err(Box::new("a join's forked half left no result (a bug)")))
+    }
+}
+
+/// A worker thread of the work-stealing executor, as the tasks it runs see it: the handle
+/// for forking ([`Worker::join`], [`Worker::parallel_for`]).
+///
+/// Each worker owns a deque. It pushes forked halves on it and pops them back; thieves
+/// take the oldest ones from the other end. A worker stays on one request until its own
+/// deque runs dry, so its deque only holds tasks of the request it is on (Fig. 5a).
+pub struct Worker {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) index: usize,
+    deque: Deque<Task>,
+    rng: Cell<u64>,
+    /// The request this worker is on (0 between requests).
+    key: Cell<Key>,
+    /// Nesting of tasks being run: 1 for the task the worker loop started.
+    depth: Cell<usize>,
+    /// The depth whose task, on finishing, ends the worker's stay on its request.
+    flush_depth: Cell<usize>,
+    /// Generations of this worker's request slot.
+    generation: Cell<u64>,
+    seen: RefCell<Vec<(Key, u64)>>,
+}
+
+/// What a worker found to do.
+enum Found {
+    Task(Task),
+    Request(Pending),
+}
+
+impl Worker {
+    pub(crate) fn new(shared: Arc<Shared>, index: usize, deque: Deque<Task>) -> Worker {
+        let seed = shared.seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        Worker {
+            shared,
+            index,
+            deque,
+            rng: Cell::new(seed | 1),
+            key: Cell::new(0),
+            depth: Cell::new(0),
+            flush_depth: Cell::new(1),
+            generation: Cell::new(0),
+            seen: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// This worker's index, `0..workers`.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Whether the runtime is cancelling unfinished requests: long request code may
+    /// check it and return early (the request then resolves as cancelled).
+    pub fn is_cancelling(&self) -> bool {
+        self.shared.cancelling.load(Ordering::Relaxed)
+    }
+
+    /// Runs `a` here and `b` possibly on another worker, and returns both results.
+    ///
+    /// `b` is pushed on this worker's deque, where a thief may take it, and `a` runs at
+    /// once. If no thief took `b`, this worker runs it next. Otherwise it waits for the
+    /// thief, helping meanwhile by stealing tasks of the same request (so a join never
+    /// deadlocks and never nests another request's work under this one). A panic in
+    /// either half is re-raised here, after both halves are done.
+    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce(&Worker) -> RA,
+        B: FnOnce(&Worker) -> RB + Send + 'static,
+        RB: Send + 'static,
+    {
+        let slot = Arc::new(JoinSlot {
+            done: AtomicBool::new(false),
+            value: Mutex::new(None),
+        });
+        // The slot's address tells this join's task apart (compared, never dereferenced).
+        let tag = Arc::as_ptr(&slot) as *const () as usize;
+        let filled = slot.clone();
+        self.deque.push(Task {
+            key: self.key.get(),
+            tag,
+            run: Box::new(move |w: &Worker| {
+                let result = catch_unwind(AssertUnwindSafe(|| b(w)));
+                w.before_publish();
+                filled.set(result);
+            }),
+        });
+        self.wake_for_fork();
+        let ra = catch_unwind(AssertUnwindSafe(|| a(self)));
+        // Steals take the oldest tasks first, so if `b` is still here it is on top.
+        match self.deque.pop() {
+            Some(task) if task.tag == tag => self.run_nested(task),
+            Some(other) => {
+                debug_assert!(false, "a join popped a task it did not push");
+                self.deque.push(other);
+                self.wait_for(&slot.done);
+            }
+            None => self.wait_for(&slot.done),
+        }
+        match (ra, slot.take()) {
+            (Ok(ra), Ok(rb)) => (ra, rb),
+            (Err(p), _) | (_, Err(p)) => resume_unwind(p),
+        }
+    }
+
+    /// Runs `body` over `range` in pieces of at most `grain` indices, splitting the range
+    /// in halves by [`Worker::join`] so that thieves take large pieces first.
+    pub fn parallel_for<F>(&self, range: Range<usize>, grain: usize, body: &Arc<F>)
+    where
+        F: Fn(Range<usize>, &Worker) + Send + Sync + 'static,
+    {
+        if range.len() <= grain.max(1) {
+            if !range.is_empty() {
+                body(range, self);
+            }
+            return;
+        }
+        let mid = range.start + range.len() / 2;
+        let right = body.clone();
+        let end = range.end;
+        self.join(
+            |w| w.parallel_for(range.start..mid, grain, body),
+            move |w| w.parallel_for(mid..end, grain, &right),
+        );
+    }
+
+    // ---- The worker loop (Fig. 5a) ----
+
+    pub(crate) fn run_loop(&self) {
+        let backoff = Backoff::new();
+        loop {
+            match self.find_work() {
+                Some(Found::Task(task)) => {
+                    backoff.reset();
+                    self.run_stolen(task);
+                }
+                Some(Found::Request(pending)) => {
+                    backoff.reset();
+                    self.shared.run_request(self, pending);
+                }
+                None => {
+                    if self.shared.stopping.load(Ordering::Acquire) && !self.shared.has_pending() {
+                        return;
+                    }
+                    if backoff.is_completed() {
+                        self.shared.sleep(self);
+                        backoff.reset();
+                    } else {
+                        backoff.snooze();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Fig. 5a lines 23-30: check for a pileup, then get work by the admission policy.
+    fn find_work(&self) -> Option<Found> {
+        let shared = &self.shared;
+        self.check_pileup_phase();
+        let admit = || shared.admit(self).map(Found::Request);
+        let steal = || self.steal(false).map(Found::Task);
+        match shared.policy.admission() {
+            StealAdmission::StealFirst => steal().or_else(admit),
+            StealAdmission::AdmitFirst => admit().or_else(steal),
+            StealAdmission::RandomAdmit => admit()
+                .or_else(steal)
+                .or_else(|| shared.steal_inbox(self).map(Found::Request)),
+        }
+    }
+
+    /// Fig. 5b's pileup check, for the tail-control policies.
+    fn check_pileup_phase(&self) {
+        let shared = &self.shared;
+        if shared.policy.checks_pileup() {
+            let now = shared.now_ns();
+            let mut seen = self.seen.borrow_mut();
+            let marked =
+                shared
+                    .board
+                    .check_pileup_phase(self.index, now, &shared.policy, &mut seen);
+            if marked > 0 {
+                shared.metrics_serialized(marked);
+            }
+        }
+    }
+
+    /// Steals one task from a random victim, skipping victims whose request is marked
+    /// (Fig. 5b lines 1-8). With `same_request`, only from workers on this worker's
+    /// request (a blocked join helping).
+    fn steal(&self, same_request: bool) -> Option<Task> {
+        let shared = &self.shared;
+        let n = shared.stealers.len();
+        if n < 2 {
+            return None;
+        }
+        let first = self.random(n);
+        for i in 0..n {
+            let victim = (first + i) % n;
+            if victim == self.index {
+                continue;
+            }
+            if same_request {
+                if shared.board.current(victim) != self.key.get() {
+                    continue;
+                }
+            } else if !shared.board.stealable_from(victim) {
+                continue;
+            }
+            loop {
+                match shared.stealers[victim].steal() {
+                    Steal::Success(task) => return Some(task),
+                    Steal::Retry => continue,
+                    Steal::Empty => break,
+                }
+            }
+        }
+        None
+    }
+
+    /// Runs a task stolen at the top of the loop: the worker joins its request.
+    fn run_stolen(&self, task: Task) {
+        let shared = &self.shared;
+        self.key.set(task.key);
+        shared.board.enter(self.index, task.key, shared.now_ns());
+        shared
+            .metrics
+            .threads_in_use
+            .fetch_add(1, Ordering::Relaxed);
+        self.flush_depth.set(1);
+        self.run_nested(task);
+        shared
+            .metrics
+            .threads_in_use
+            .fetch_sub(1, Ordering::Relaxed);
+        self.key.set(0);
+    }
+
+    fn run_nested(&self, task: Task) {
+        self.depth.set(self.depth.get() + 1);
+        (task.run)(self);
+        self.depth.set(self.depth.get() - 1);
+    }
+
+    /// Called by a forked half just before it publishes its result: if it is the task
+    /// that brought this worker onto its request, the worker leaves the request now, so
+    /// that its time is flushed before the request can end (Fig. 5a lines 18-21).
+    fn before_publish(&self) {
+        if self.depth.get() == self.flush_depth.get() {
+            self.shared.board.leave(self.index, self.shared.now_ns());
+        }
+    }
+
+    /// Waits for a stolen half to finish, stealing tasks of the same request meanwhile.
+    /// The worker has run dry locally, which makes it a thief in Fig. 5's terms, so it
+    /// runs the pileup check first (its own request is left out of the check's in-flight
+    /// count only if it is the thief's; here it is counted through the other workers).
+    /// It helps its own request even if the request is marked: it cannot leave the
+    /// request while its join is pending, and the work must be done anyway.
+    fn wait_for(&self, done: &AtomicBool) {
+        if !done.load(Ordering::Acquire) {
+            self.check_pileup_phase();
+        }
+        let backoff = Backoff::new();
+        while !done.load(Ordering::Acquire) {
+            match self.steal(true) {
+                Some(task) if task.key == self.key.get() => {
+                    backoff.reset();
+                    self.run_nested(task);
+                }
+                Some(task) => {
+                    // The victim switched requests between the check and the steal: run
+                    // the task as a visit to its request, keeping the bookkeeping right.
+                    backoff.reset();
+                    self.visit(task);
+                }
+                None => backoff.snooze(),
+            }
+        }
+    }
+
+    fn visit(&self, task: Task) {
+        let board = &self.shared.board;
+        let home = self.key.get();
+        board.leave(self.index, self.shared.now_ns());
+        board.enter(self.index, task.key, self.shared.now_ns());
+        self.key.set(task.key);
+        let outer = self.flush_depth.replace(self.depth.get() + 1);
+        self.run_nested(task);
+        self.flush_depth.set(outer);
+        self.key.set(home);
+        board.enter(self.index, home, self.shared.now_ns());
+    }
+
+    /// Starts a request's root on this worker; the executor calls it.
+    pub(crate) fn begin_root(&self, key: Key) {
+        self.key.set(key);
+        self.flush_depth.set(1);
+        self.depth.set(1);
+    }
+
+    pub(crate) fn end_root(&self) {
+        self.depth.set(0);
+        self.key.set(0);
+    }
+
+    pub(crate) fn next_generation(&self) -> u64 {
+        self.generation.set(self.generation.get() + 1);
+        self.generation.get()
+    }
+
+    pub(crate) fn has_local_work(&self) -> bool {
+        !self.deque.is_empty()
+    }
+
+    /// After a fork: wake a sleeping worker if there is one and it could steal the task.
+    fn wake_for_fork(&self) {
+        let shared = &self.shared;
+        if shared.has_sleepers() && shared.board.is_stealable(self.key.get()) {
+            shared.wake_one();
+        }
+    }
+
+    /// A number in `0..n` from this worker's seeded xorshift generator.
+    pub(crate) fn random(&self, n: usize) -> usize {
+        let mut x = self.rng.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng.set(x);
+        (x % n as u64) as usize
+    }
+}
