@@ -12,10 +12,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tailor_core::{
-    degree_stats, phase_stats, workload_rngs, ArrivalError, Arrivals, LatencyRecorder, Policy,
-    RunSummary,
+    degree_stats, phase_stats, workload_rngs, ArrivalError, Arrivals, Job, LatencyRecorder, Policy,
+    RunSummary, StealPolicy,
 };
-use tailor_runtime::{BoostMode, Runtime, RuntimeConfig, Shutdown, StartError};
+use tailor_runtime::steal::{StealConfig, StealRuntime};
+use tailor_runtime::{
+    BoostMode, Handle, MetricsSnapshot, Runtime, RuntimeConfig, Shutdown, ShutdownReport,
+    StartError,
+};
 use tailor_sim::RequestRecord;
 
 use crate::os::{self, GeneratorPriority};
@@ -44,6 +48,68 @@ pub struct LiveConfig {
     pub warmup: Option<usize>,
     /// Worker threads for policies with a pool; `None` means one per core.
     pub workers: Option<usize>,
+    /// When set, requests run on the work-stealing executor (one worker per core) under
+    /// this policy, and `policy`, `quantum_ms` and `workers` are not used.
+    pub steal: Option<StealPolicy>,
+}
+
+/// The executor a live run drives.
+enum Engine {
+    Threads(Runtime),
+    Steal(StealRuntime),
+}
+
+impl Engine {
+    fn start(cfg: &LiveConfig) -> Result<Engine, StartError> {
+        Ok(match &cfg.steal {
+            Some(policy) => {
+                let mut sc = StealConfig::new(cfg.cores, policy.clone());
+                sc.seed = cfg.seed;
+                Engine::Steal(StealRuntime::start(sc)?)
+            }
+            None => {
+                let mut rc = RuntimeConfig::new(cfg.cores, cfg.policy.clone());
+                rc.quantum_ms = cfg.quantum_ms;
+                rc.workers = cfg.workers;
+                Engine::Threads(Runtime::start(rc)?)
+            }
+        })
+    }
+
+    fn submit_at<J: Job>(&self, job: J, at: Instant, measured: bool) -> Option<Handle<J::Output>> {
+        match self {
+            Engine::Threads(rt) => rt.submit_at(job, at, measured).ok(),
+            Engine::Steal(rt) => rt.submit_job(job, at, measured).ok(),
+        }
+    }
+
+    fn metrics(&self) -> MetricsSnapshot {
+        match self {
+            Engine::Threads(rt) => rt.metrics(),
+            Engine::Steal(rt) => rt.metrics(),
+        }
+    }
+
+    fn serialized(&self) -> u64 {
+        match self {
+            Engine::Threads(_) => 0,
+            Engine::Steal(rt) => rt.serialized(),
+        }
+    }
+
+    fn boost_mode(&self) -> BoostMode {
+        match self {
+            Engine::Threads(rt) => rt.boost_mode(),
+            Engine::Steal(_) => BoostMode::Unavailable,
+        }
+    }
+
+    fn shutdown(self) -> ShutdownReport {
+        match self {
+            Engine::Threads(rt) => rt.shutdown(Shutdown::Drain),
+            Engine::Steal(rt) => rt.shutdown(Shutdown::Drain),
+        }
+    }
 }
 
 /// What a live run produces.
@@ -151,10 +217,7 @@ pub fn run_live<S: RequestSource>(
         .map(|i| source.work_ms(i).unwrap_or(0.0))
         .collect();
 
-    let mut rc = RuntimeConfig::new(cfg.cores, cfg.policy.clone());
-    rc.quantum_ms = cfg.quantum_ms;
-    rc.workers = cfg.workers;
-    let runtime = Arc::new(Runtime::start(rc)?);
+    let runtime = Arc::new(Engine::start(cfg)?);
     let boost_mode = runtime.boost_mode();
 
     let cpu_before = os::process_cpu_seconds();
@@ -172,7 +235,7 @@ pub fn run_live<S: RequestSource>(
                 let mut handles = Vec::with_capacity(count);
                 while let Ok((i, intended)) = from_generator.recv() {
                     let job = source.job(i);
-                    handles.push(runtime.submit_at(job, intended, i >= warmup).ok());
+                    handles.push(runtime.submit_at(job, intended, i >= warmup));
                 }
                 handles
             })
@@ -212,7 +275,10 @@ pub fn run_live<S: RequestSource>(
     let mut latencies = vec![0.0; count];
     let mut latency = LatencyRecorder::default();
     let mut pairs = Vec::with_capacity(count);
-    let top = cfg.policy.max_degree().max(1);
+    let top = match &cfg.steal {
+        Some(_) => cfg.cores,
+        None => cfg.policy.max_degree().max(1),
+    };
     let mut max_degrees = vec![0usize; top];
     let mut last_finish = t0;
     for (i, handle) in handles.into_iter().enumerate() {
@@ -238,10 +304,11 @@ pub fn run_live<S: RequestSource>(
             boosted: t.boosted,
         });
     }
+    let steal_serialized = runtime.serialized();
     let report = Arc::try_unwrap(runtime)
         .ok()
         .expect("the generator has let go of the runtime")
-        .shutdown(Shutdown::Drain);
+        .shutdown();
     let wall = last_finish
         .max(end)
         .duration_since(t0)
@@ -251,7 +318,10 @@ pub fn run_live<S: RequestSource>(
     let degrees = degree_stats(&mut pairs, false);
     let summary = RunSummary {
         engine: "live".into(),
-        policy: cfg.policy.name(),
+        policy: match &cfg.steal {
+            Some(steal) => steal.name().to_string(),
+            None => cfg.policy.name(),
+        },
         cores: cfg.cores,
         rps: cfg.arrivals.sustained_rps(cfg.rps),
         requests: count,
@@ -268,6 +338,7 @@ pub fn run_live<S: RequestSource>(
         mean_degree_longest_5pct: degrees.longest_5pct,
         degree_distribution: max_degrees.iter().map(|c| *c as f64 / measured).collect(),
         seed: cfg.seed,
+        serialized: cfg.steal.as_ref().map(|_| steal_serialized),
         phases: match &cfg.arrivals {
             Arrivals::Phases(phases) => phase_stats(phases, &latencies),
             _ => Vec::new(),

@@ -28,6 +28,7 @@ fn a_live_run_completes_every_request_and_reports_them() {
         target_ms: Some(50.0),
         warmup: Some(20),
         workers: None,
+        steal: None,
     };
     let source = Arc::new(SyntheticSource::new(
         &demand("exp:2"),

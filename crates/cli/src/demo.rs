@@ -131,6 +131,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<()> {
         target_ms: None,
         warmup: None,
         workers: None,
+        steal: None,
     };
     let probe_source = SearchSource::random(
         prepared.index.clone(),
@@ -180,6 +181,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<()> {
                 target_ms: None,
                 warmup: None,
                 workers: None,
+                steal: None,
             };
             let mut source = SearchSource::random(
                 prepared.index.clone(),

@@ -128,3 +128,34 @@ pub(crate) fn spinner(rate: Option<f64>) -> anyhow::Result<tailor_workloads::Spi
     );
     Ok(spinner)
 }
+
+/// A `POLICY` of either family: the thread-pool policies of the FM paper, or a
+/// work-stealing one (tail-control paper).
+#[derive(Debug, Clone)]
+pub(crate) enum AnyPolicy {
+    Threads(tailor_core::Policy),
+    Steal(tailor_core::StealPolicy),
+}
+
+impl AnyPolicy {
+    /// Parses either family; the work-stealing names are tried first.
+    pub(crate) fn parse(spec: &str, tables: &tailor_core::Tables) -> anyhow::Result<AnyPolicy> {
+        Ok(if tailor_core::StealPolicy::is_steal_policy(spec) {
+            AnyPolicy::Steal(tailor_core::StealPolicy::parse(
+                spec,
+                tables.tail_control.as_ref(),
+            )?)
+        } else {
+            AnyPolicy::Threads(tailor_core::Policy::parse(spec, tables)?)
+        })
+    }
+
+    /// The thread-pool policy (SEQ as a placeholder for work stealing, whose engines do
+    /// not read it) and the work-stealing policy, if it is one.
+    pub(crate) fn split(&self) -> (tailor_core::Policy, Option<tailor_core::StealPolicy>) {
+        match self {
+            AnyPolicy::Threads(p) => (p.clone(), None),
+            AnyPolicy::Steal(p) => (tailor_core::Policy::Seq, Some(p.clone())),
+        }
+    }
+}

@@ -41,8 +41,25 @@ pub(crate) enum PlanCommand {
 #[derive(Debug, Args)]
 pub(crate) struct TailControlArgs {
     /// Binned work distribution CSV: work_ms,probability.
+    #[arg(long, required_unless_present = "demand", conflicts_with = "demand")]
+    distribution: Option<PathArg>,
+    /// Instead of --distribution: a DEMAND (e.g. shape:bing, lognormal:10:13) sampled
+    /// --samples times with --seed and binned into --bins equal-width bins.
     #[arg(long)]
-    distribution: PathArg,
+    demand: Option<String>,
+    /// With --demand: the number of bins.
+    #[arg(long, default_value_t = 100, requires = "demand")]
+    bins: usize,
+    /// With --demand: the number of sampled requests.
+    #[arg(long, default_value_t = 100_000, requires = "demand")]
+    samples: usize,
+    /// With --demand: the sampling seed.
+    #[arg(long, default_value_t = 1, requires = "demand")]
+    seed: u64,
+    /// The sequential part of each request's work, in [0, 1): above 0 a small request
+    /// takes at least its span (the sub-linear variant of §4.1's Discussion).
+    #[arg(long, default_value_t = 0.0)]
+    sequential_fraction: f64,
     /// Cores m.
     #[arg(long)]
     cores: usize,
@@ -403,7 +420,22 @@ fn print_adaptive_table(table: &AdaptiveTable, w: &mut dyn Write) -> io::Result<
 }
 
 fn tail_control(args: TailControlArgs) -> anyhow::Result<()> {
-    let dist = BinnedDistribution::read(&args.distribution)?;
+    let dist = match (&args.distribution, &args.demand) {
+        (Some(path), _) => BinnedDistribution::read(path)?,
+        (None, Some(spec)) => {
+            let model = tailor_core::DemandModel::new(tailor_core::Demand::parse(spec)?, None)?;
+            anyhow::ensure!(args.samples >= 1, "--samples: must be at least 1");
+            let mut rng = tailor_core::seeded_rng(args.seed);
+            let works: Vec<f64> = model
+                .sample_many(args.samples, &mut rng)
+                .iter()
+                .map(|d| d.work_ms)
+                .collect();
+            BinnedDistribution::from_samples(&works, args.bins)
+                .map_err(|e| anyhow::anyhow!("--demand {spec}: {e}"))?
+        }
+        (None, None) => anyhow::bail!("give --distribution or --demand"),
+    };
     let table = plan_tail_control(
         &dist,
         &TailControlParams {
@@ -411,6 +443,7 @@ fn tail_control(args: TailControlArgs) -> anyhow::Result<()> {
             rps: args.rps,
             target_ms: args.target_ms,
             max_active: args.max_active,
+            sequential_fraction: args.sequential_fraction,
         },
     )?;
     write_output(args.output.out.as_deref(), |w| match args.output.format {

@@ -5,12 +5,12 @@ use clap::Args;
 use std::sync::Arc;
 
 use tailor_bench::{run_live, LiveConfig, LiveOutput, SearchSource, SyntheticSource};
-use tailor_core::{exact_quantile, Arrivals, DemandProfile, Policy, Tables};
+use tailor_core::{exact_quantile, Arrivals, DemandProfile, Tables};
 use tailor_sim::write_records;
 use tailor_workloads::Workload;
 
 use crate::search::SearchArgs;
-use crate::{write_output, PathArg};
+use crate::{write_output, AnyPolicy, PathArg};
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
@@ -18,7 +18,8 @@ pub(crate) struct RunArgs {
     /// or search (tantivy; see the search flags).
     #[arg(long)]
     workload: String,
-    /// POLICY, as for `tailor simulate`.
+    /// POLICY, as for `tailor simulate` (work-stealing policies run every request as a
+    /// parallel-for of its units on the work-stealing executor).
     #[arg(long)]
     policy: String,
     /// Requests per second.
@@ -30,7 +31,7 @@ pub(crate) struct RunArgs {
     /// Seed of the workload: the same seed gives `tailor simulate` the same requests.
     #[arg(long)]
     seed: u64,
-    /// Table files for fm and adaptive; repeat to give both.
+    /// Table files for fm, adaptive and tail-control; repeat to give several.
     #[arg(long = "table")]
     tables: Vec<PathArg>,
     /// Latency target in ms: the summary adds the fraction of requests above it.
@@ -72,7 +73,7 @@ pub(crate) struct RunArgs {
 
 pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
     let tables = Tables::read(&args.tables)?;
-    let policy = Policy::parse(&args.policy, &tables)?;
+    let (policy, steal) = AnyPolicy::parse(&args.policy, &tables)?.split();
     let workload = Workload::parse(&args.workload)?;
     let cores = match args.cores {
         Some(c) => c,
@@ -91,6 +92,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
         target_ms: args.target_ms,
         warmup: args.warmup,
         workers: args.workers,
+        steal,
     };
     let count = cfg.arrivals.fixed_count().unwrap_or(cfg.requests);
     let out = match workload {
@@ -110,7 +112,9 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
         }
         Workload::Search => run_search(&args, &cfg, count)?,
     };
-    eprintln!("tailor: {}", out.boost_mode);
+    if cfg.steal.is_none() {
+        eprintln!("tailor: {}", out.boost_mode);
+    }
     eprintln!(
         "tailor: generator at {:?} priority; release error p50 {:.0} us, p99 {:.0} us",
         out.generator_priority,

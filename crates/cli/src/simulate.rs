@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use rayon::prelude::*;
-use tailor_core::{Arrivals, Demand, DemandModel, Policy, RunSummary, Speedup, Tables};
-use tailor_sim::{simulate, write_records, write_trace, SimConfig};
+use tailor_core::{Arrivals, Demand, DemandModel, RunSummary, Speedup, StealPolicy, Tables};
+use tailor_sim::{simulate, simulate_steal, write_records, write_trace, SimConfig, StealSimConfig};
 
-use crate::{interactive, write_output, PathArg};
+use crate::{interactive, write_output, AnyPolicy, PathArg};
 
 /// How results are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -26,7 +26,8 @@ pub(crate) struct SimulateArgs {
     #[arg(long)]
     cores: String,
     /// POLICY: seq, fix:N, fix:N:gate=K, interval:D_MS:N, adaptive, rc:THRESHOLD_MS:N,
-    /// fm, fm:noboost. Repeat for a sweep.
+    /// fm, fm:noboost; or a work-stealing one: steal-first, admit-first, random-admit,
+    /// tail-control, tail-control-clairvoyant. Repeat for a sweep.
     #[arg(long = "policy", required = true)]
     policies: Vec<String>,
     /// DEMAND: exp:MEAN, const:MS, lognormal:MEAN:SD, profile:PATH, distribution:PATH,
@@ -53,8 +54,8 @@ pub(crate) struct SimulateArgs {
     /// the median over them.
     #[arg(long, default_value_t = 1)]
     seeds: u64,
-    /// Table files for fm (from `tailor plan fm`) and adaptive (`tailor plan adaptive`);
-    /// repeat to give both.
+    /// Table files for fm (from `tailor plan fm`), adaptive (`tailor plan adaptive`) and
+    /// tail-control (`tailor plan tail-control`); repeat to give several.
     #[arg(long = "table")]
     tables: Vec<PathArg>,
     /// Self-scheduling quantum in ms.
@@ -82,6 +83,10 @@ pub(crate) struct SimulateArgs {
     /// Output format (default: json for a single run, table for a sweep).
     #[arg(long, value_enum)]
     format: Option<SummaryFormat>,
+    /// Work-stealing policies: the grain of a request's parallel-for in ms (the
+    /// synthetic workload's units are 0.25 ms).
+    #[arg(long, default_value_t = 0.25)]
+    unit_ms: f64,
 }
 
 /// Parses `--cores`: M, or COUNT@SPEED,... with every speed 1 for now.
@@ -145,21 +150,27 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let policies = args
         .policies
         .iter()
-        .map(|p| Policy::parse(p, &tables))
+        .map(|p| AnyPolicy::parse(p, &tables))
         .collect::<Result<Vec<_>, _>>()?;
+    anyhow::ensure!(
+        args.unit_ms.is_finite() && args.unit_ms >= 0.0,
+        "--unit-ms: must be zero or positive, found {}",
+        args.unit_ms
+    );
     let demand = Demand::parse(&args.demand)?;
     let speedup = args.speedup.as_deref().map(Speedup::parse).transpose()?;
     let demand = DemandModel::new(demand, speedup)?;
     let arrivals = Arrivals::parse(&args.arrivals)?;
     anyhow::ensure!(args.seeds >= 1, "--seeds: must be at least 1");
     let seeds: Vec<u64> = (0..args.seeds).map(|i| args.seed.wrapping_add(i)).collect();
-    let mut configs: Vec<SimConfig> = Vec::new();
+    let mut configs: Vec<(SimConfig, Option<StealPolicy>)> = Vec::new();
     for policy in &policies {
+        let (threads, steal) = policy.split();
         for &rps in &rps_list {
             for &seed in &seeds {
                 let mut cfg = SimConfig::new(
                     cores,
-                    policy.clone(),
+                    threads.clone(),
                     demand.clone(),
                     arrivals.clone(),
                     rps,
@@ -173,13 +184,16 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
                 cfg.boost_nice = args.boost_nice;
                 cfg.trace = args.trace.is_some();
                 cfg.records = args.records.is_some();
-                configs.push(cfg);
+                configs.push((cfg, steal.clone()));
             }
         }
     }
-    for cfg in &configs {
+    for (cfg, steal) in &configs {
+        let name = steal
+            .as_ref()
+            .map_or_else(|| cfg.policy.name(), |p| p.name().to_string());
         cfg.validate()
-            .with_context(|| format!("{} at {} rps", cfg.policy.name(), cfg.rps))?;
+            .with_context(|| format!("{name} at {} rps", cfg.rps))?;
     }
     let single = configs.len() == 1;
     if !single && (args.records.is_some() || args.trace.is_some()) {
@@ -195,8 +209,15 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let show = interactive() && !single;
     let outputs = configs
         .par_iter()
-        .map(|cfg| {
-            let out = simulate(cfg);
+        .map(|(cfg, steal)| {
+            let out = match steal {
+                None => simulate(cfg),
+                Some(policy) => simulate_steal(&StealSimConfig {
+                    base: cfg.clone(),
+                    policy: policy.clone(),
+                    unit_ms: args.unit_ms,
+                }),
+            };
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
             if show {
                 eprint!("\rsimulated {n} of {} runs", configs.len());
@@ -248,7 +269,13 @@ pub(crate) fn print_sweep(
             (|s: &RunSummary| s.latency_ms.p99) as fn(&RunSummary) -> f64,
         ),
         ("mean latency (ms)", |s| s.latency_ms.mean),
+        ("target misses (%)", |s| {
+            s.miss_ratio.map_or(f64::NAN, |m| 100.0 * m)
+        }),
     ] {
+        if title.starts_with("target") && summaries.iter().all(|s| s.miss_ratio.is_none()) {
+            continue;
+        }
         if seeds > 1 {
             writeln!(w, "{title}, median of {seeds} seeds")?;
         } else {

@@ -51,6 +51,41 @@ impl BinnedDistribution {
         Ok(BinnedDistribution { bins })
     }
 
+    /// Bins sampled works into `bins` equal-width bins from 0 to the largest, each bin
+    /// represented by its upper edge (the largest work it may hold, as tail-control's
+    /// planner reads bins); empty bins are left out. Non-finite or negative works are
+    /// refused.
+    pub fn from_samples(works: &[f64], bins: usize) -> Result<Self, String> {
+        if bins == 0 {
+            return Err("at least one bin is needed".into());
+        }
+        if let Some(w) = works.iter().find(|w| !(w.is_finite() && **w >= 0.0)) {
+            return Err(format!("work {w} is not a finite non-negative number"));
+        }
+        let max = works.iter().copied().fold(0.0, f64::max);
+        if max <= 0.0 {
+            return Err("no positive work to bin".into());
+        }
+        let width = max / bins as f64;
+        let mut counts = vec![0usize; bins];
+        for &w in works {
+            let i = ((w / width).ceil() as usize).clamp(1, bins) - 1;
+            counts[i] += 1;
+        }
+        let total = works.len() as f64;
+        BinnedDistribution::new(
+            counts
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| **c > 0)
+                .map(|(i, c)| Bin {
+                    work_ms: width * (i + 1) as f64,
+                    probability: *c as f64 / total,
+                })
+                .collect(),
+        )
+    }
+
     /// The bins, in increasing work.
     pub fn bins(&self) -> &[Bin] {
         &self.bins
@@ -187,5 +222,20 @@ mod tests {
         assert_eq!(e.kind, ReadErrorKind::NotIncreasing { previous: 5.0 });
         assert_eq!(e.location.line, Some(4));
         assert_eq!(e.location.field.as_deref(), Some("work_ms"));
+    }
+
+    #[test]
+    fn samples_bin_by_their_upper_edges() {
+        let d = BinnedDistribution::from_samples(&[0.5, 1.0, 2.5, 4.0, 0.0], 4).unwrap();
+        let bins: Vec<(f64, f64)> = d
+            .bins()
+            .iter()
+            .map(|b| (b.work_ms, b.probability))
+            .collect();
+        // Width 1: {0, 0.5, 1.0} -> 1, {} -> 2 (left out), {2.5} -> 3, {4.0} -> 4.
+        assert_eq!(bins, vec![(1.0, 0.6), (3.0, 0.2), (4.0, 0.2)]);
+        assert!(BinnedDistribution::from_samples(&[1.0, f64::NAN], 4).is_err());
+        assert!(BinnedDistribution::from_samples(&[0.0], 4).is_err());
+        assert!(BinnedDistribution::from_samples(&[1.0], 0).is_err());
     }
 }

@@ -163,6 +163,10 @@ pub struct RunSummary {
     /// For phased arrivals: each phase's latencies (warm-up included).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseStats>,
+    /// Work-stealing runs: requests serialized (marked not stealable by tail-control's
+    /// pileup check, or at admission by its clairvoyant variant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serialized: Option<u64>,
 }
 
 /// One load phase's latencies, for `phases:` arrivals (the FM paper's load-variation

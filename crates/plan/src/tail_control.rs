@@ -17,6 +17,10 @@ pub struct TailControlParams {
     pub target_ms: f64,
     /// The largest number of active requests q in the table.
     pub max_active: usize,
+    /// The part of each request's work that runs sequentially, in [0, 1): 0 for the
+    /// paper's linear model. Above 0 the span variant of §4.1's Discussion applies (a
+    /// small request takes at least its span, F times its work; docs/tail-control.md).
+    pub sequential_fraction: f64,
 }
 
 /// Why no table could be planned.
@@ -61,14 +65,19 @@ fn candidates(dist: &BinnedDistribution) -> Vec<Candidate> {
     let bins = dist.bins();
     let mut out = Vec::with_capacity(bins.len());
     let (mut p_small, mut work_small) = (0.0, 0.0);
+    // Suffix sums of probability and probability x work over bins j+1..n.
+    let (mut p_after, mut work_after) = (vec![0.0; bins.len() + 1], vec![0.0; bins.len() + 1]);
+    for j in (0..bins.len()).rev() {
+        p_after[j] = p_after[j + 1] + bins[j].probability;
+        work_after[j] = work_after[j + 1] + bins[j].probability * bins[j].work_ms;
+    }
     for (j, bin) in bins.iter().enumerate() {
         // Small: bins 0..=j (w_i <= l, convention [C1]); large: the rest.
         p_small += bin.probability;
         work_small += bin.probability * bin.work_ms;
         let l = bin.work_ms;
-        let large = &bins[j + 1..];
-        let p_large: f64 = large.iter().map(|b| b.probability).sum();
-        let over: f64 = large.iter().map(|b| b.probability * (b.work_ms - l)).sum();
+        let p_large = p_after[j + 1];
+        let over = work_after[j + 1] - l * p_large;
         out.push(Candidate {
             l,
             p_large,
@@ -86,7 +95,15 @@ fn candidates(dist: &BinnedDistribution) -> Vec<Candidate> {
 }
 
 /// miss(q, l) (E7-E13) for `q` active requests; `lambda` per ms, `mean` = w̄.
-fn expected_misses(c: &Candidate, q: usize, m: f64, lambda: f64, mean: f64, target: f64) -> f64 {
+fn expected_misses(
+    c: &Candidate,
+    q: usize,
+    m: f64,
+    lambda: f64,
+    mean: f64,
+    target: f64,
+    sequential: f64,
+) -> f64 {
     let utilization = mean * lambda;
     let q = q as f64;
     // E7: the pileup's length.
@@ -102,8 +119,11 @@ fn expected_misses(c: &Candidate, q: usize, m: f64, lambda: f64, mean: f64, targ
     if m_small <= 0.0 || drain <= 0.0 {
         return f64::INFINITY;
     }
-    // E10: the queue depth at which a small request misses.
-    let x = (target * m_small - c.small_mean - c.l) / c.essential;
+    // E10: the queue depth at which a small request misses. A small request alone takes
+    // t_s = w̄_s / m_s, or its span F w̄_s if longer (the span variant; t_s m_s = w̄_s
+    // when F = 0, which is E10 as written).
+    let alone = (c.small_mean / m_small).max(sequential * c.small_mean);
+    let x = (m_small * (target - alone) - c.l) / c.essential;
     // E12: requests behind more than x others, active now or arriving while it drains.
     let y1 = (q - 1.0 - x).max(0.0);
     let y2 = lambda * y1 / drain;
@@ -135,6 +155,12 @@ pub fn plan_tail_control(
     if p.max_active == 0 {
         return bad("--max-active must be at least 1".into());
     }
+    if !(0.0..1.0).contains(&p.sequential_fraction) {
+        return bad(format!(
+            "--sequential-fraction {}: must be in [0, 1)",
+            p.sequential_fraction
+        ));
+    }
     let m = p.cores as f64;
     // [C3]: rates per ms, as the works are in ms.
     let lambda = p.rps / 1000.0;
@@ -153,7 +179,8 @@ pub fn plan_tail_control(
         .map(|q| {
             let mut best: Option<(f64, f64)> = None;
             for c in &candidates {
-                let miss = expected_misses(c, q, m, lambda, mean, p.target_ms);
+                let miss =
+                    expected_misses(c, q, m, lambda, mean, p.target_ms, p.sequential_fraction);
                 // Candidates come in increasing l, so `<=` hands ties to the larger one.
                 if best.is_none_or(|(b, _)| miss <= b) {
                     best = Some((miss, c.l));
@@ -199,6 +226,7 @@ mod tests {
             rps,
             target_ms,
             max_active,
+            sequential_fraction: 0.0,
         }
     }
 
@@ -231,7 +259,7 @@ mod tests {
         ];
         for (c, row) in cands.iter().zip(by_hand) {
             for (q, want) in (1..=4).zip(row) {
-                let miss = expected_misses(c, q, 2.0, 0.5, 2.0, 6.25);
+                let miss = expected_misses(c, q, 2.0, 0.5, 2.0, 6.25, 0.0);
                 assert!(
                     (miss - want).abs() < 1e-5,
                     "l {} q {q}: {miss} vs {want}",
@@ -292,5 +320,29 @@ mod tests {
                 Err(TailControlError::BadParams(_))
             ));
         }
+    }
+
+    #[test]
+    fn the_span_variant_only_adds_misses_and_is_the_plain_model_at_zero() {
+        let d = dist(&[(1.0, 0.5), (4.0, 0.3), (20.0, 0.15), (60.0, 0.05)]);
+        let plain = plan_tail_control(&d, &params(4, 300.0, 30.0, 12)).unwrap();
+        let mut p = params(4, 300.0, 30.0, 12);
+        p.sequential_fraction = 0.0;
+        assert_eq!(plan_tail_control(&d, &p).unwrap(), plain);
+        p.sequential_fraction = 0.5;
+        let span = plan_tail_control(&d, &p).unwrap();
+        for (a, b) in plain.rows.iter().zip(&span.rows) {
+            assert!(
+                b.expected_misses >= a.expected_misses - 1e-12,
+                "{a:?} {b:?}"
+            );
+        }
+        assert!(span
+            .rows
+            .iter()
+            .zip(&plain.rows)
+            .any(|(b, a)| b.expected_misses > a.expected_misses + 1e-9));
+        p.sequential_fraction = 1.0;
+        assert!(plan_tail_control(&d, &p).is_err());
     }
 }

@@ -358,6 +358,7 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
             .map(|n| n / finished.max(1.0))
             .collect(),
         seed: cfg.seed,
+        serialized: None,
         phases: Vec::new(),
     };
     Ok(LoadSummary {

@@ -29,6 +29,9 @@
 //!   as SEQ) use a dedicated first-come, first-served loop (`fast.rs`); the rest use the
 //!   general engine (`engine.rs`). Tests check that both give the same results.
 //!
+//! Work-stealing policies (steal-first, admit-first, random-admit, tail-control) run on a
+//! separate fluid model of the work-stealing executor, [`simulate_steal`] (`steal.rs`).
+//!
 //! Latency runs from the intended arrival to completion, queueing included. The first 5%
 //! of requests are warm-up and are left out of the run's statistics; per-phase
 //! statistics of phased arrivals cover every request of each phase. A request admitted
@@ -42,9 +45,11 @@ mod fast;
 mod measure;
 mod queue;
 mod report;
+mod steal;
 mod time;
 
 pub use config::{SimConfig, SimError};
 pub use engine::simulate;
 pub use report::{write_records, write_trace, RequestRecord, SimOutput, TracePoint};
+pub use steal::{simulate_steal, StealSimConfig};
 pub use time::SimTime;

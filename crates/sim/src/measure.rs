@@ -35,12 +35,17 @@ pub(crate) struct Measurements {
 
 impl Measurements {
     pub(crate) fn new(cfg: &SimConfig) -> Self {
+        Self::with_max_degree(cfg, cfg.policy.max_degree())
+    }
+
+    /// Measurements for a run whose requests reach at most `max_degree` cores.
+    pub(crate) fn with_max_degree(cfg: &SimConfig, max_degree: usize) -> Self {
         let count = cfg.request_count();
         let phased = matches!(cfg.arrivals, Arrivals::Phases(_));
         Measurements {
             // Reserve at most a million up front; more grow as they come.
             work_degree: Vec::with_capacity((count - cfg.warmup_count().min(count)).min(1 << 20)),
-            max_degrees: vec![0; cfg.policy.max_degree().max(1)],
+            max_degrees: vec![0; max_degree.max(1)],
             latencies: if phased { vec![0.0; count] } else { Vec::new() },
             degree_range: (f64::INFINITY, f64::NEG_INFINITY),
             warmup: cfg.warmup_count(),

@@ -120,6 +120,7 @@ pub(crate) fn summarize(cfg: &SimConfig, m: &mut Measurements) -> RunSummary {
         mean_degree_longest_5pct: degrees.longest_5pct,
         degree_distribution: m.max_degrees.iter().map(|c| *c as f64 / measured).collect(),
         seed: cfg.seed,
+        serialized: None,
         phases: match &cfg.arrivals {
             Arrivals::Phases(phases) => phase_stats(phases, &m.latencies),
             _ => Vec::new(),
