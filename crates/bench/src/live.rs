@@ -11,14 +11,16 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use tailor_core::{
     degree_stats, phase_stats, workload_rngs, ArrivalError, Arrivals, Job, LatencyRecorder, Policy,
     RunSummary, StealPolicy,
 };
 use tailor_runtime::steal::{StealConfig, StealRuntime};
 use tailor_runtime::{
-    BoostMode, Handle, MetricsSnapshot, Runtime, RuntimeConfig, Shutdown, ShutdownReport,
-    StartError,
+    oneshot, BoostMode, Handle, MetricsSnapshot, RequestError, Runtime, RuntimeConfig, Shutdown,
+    ShutdownReport, StartError, Timing,
 };
 use tailor_sim::RequestRecord;
 
@@ -51,17 +53,91 @@ pub struct LiveConfig {
     /// When set, requests run on the work-stealing executor (one worker per core) under
     /// this policy, and `policy`, `quantum_ms` and `workers` are not used.
     pub steal: Option<StealPolicy>,
+    /// When set, requests run on the peer instead: a rayon pool of one thread per core,
+    /// each request spawned on it as a parallel iterator over its units (policy `rayon`).
+    pub rayon: bool,
 }
 
 /// The executor a live run drives.
 enum Engine {
     Threads(Runtime),
     Steal(StealRuntime),
+    /// The peer: a rayon pool of one thread per core; each request is spawned on it and
+    /// runs its units as a parallel iterator, then its merge.
+    Rayon(RayonPeer),
+}
+
+/// The rayon peer, with the counts a run summary needs.
+struct RayonPeer {
+    pool: rayon::ThreadPool,
+    in_use: Arc<AtomicUsize>,
+    completed: Arc<AtomicUsize>,
+}
+
+impl RayonPeer {
+    /// The counts the harness reads; the rest stay zero.
+    fn metrics(&self) -> MetricsSnapshot {
+        MetricsSnapshot {
+            load: 0,
+            waiting: 0,
+            threads_in_use: self.in_use.load(Ordering::Relaxed),
+            boosted_threads: 0,
+            completed: self.completed.load(Ordering::Relaxed) as u64,
+            failed: 0,
+            rejected: 0,
+            cancelled: 0,
+            degree_counts: Vec::new(),
+            measured: 0,
+            latency_ms: Default::default(),
+        }
+    }
+
+    fn submit<J: Job>(&self, job: J, arrival: Instant) -> Handle<J::Output> {
+        let (handle, completer) = oneshot();
+        let (in_use, completed) = (self.in_use.clone(), self.completed.clone());
+        self.pool.spawn(move || {
+            let start = Instant::now();
+            in_use.fetch_add(1, Ordering::Relaxed);
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let parts: Vec<J::Part> = (0..job.units())
+                    .into_par_iter()
+                    .with_max_len(1)
+                    .map(|i| job.run(i))
+                    .collect();
+                job.merge(parts)
+            }));
+            in_use.fetch_sub(1, Ordering::Relaxed);
+            let finish = Instant::now();
+            let timing = Timing {
+                arrival,
+                start,
+                finish,
+                max_degree: 1,
+                mean_degree: 1.0,
+                boosted: false,
+            };
+            let result = run.map_err(|_| RequestError::Panicked("a rayon task panicked".into()));
+            if result.is_ok() {
+                completed.fetch_add(1, Ordering::Relaxed);
+            }
+            completer.complete(result, Some(timing));
+        });
+        handle
+    }
 }
 
 impl Engine {
     fn start(cfg: &LiveConfig) -> Result<Engine, StartError> {
         Ok(match &cfg.steal {
+            _ if cfg.rayon => Engine::Rayon(RayonPeer {
+                pool: rayon::ThreadPoolBuilder::new()
+                    .num_threads(cfg.cores)
+                    .thread_name(|i| format!("tailor-rayon-{i}"))
+                    .build()
+                    .map_err(|e| StartError::Thread(e.to_string()))?,
+                in_use: Arc::new(AtomicUsize::new(0)),
+                completed: Arc::new(AtomicUsize::new(0)),
+            }),
             Some(policy) => {
                 let mut sc = StealConfig::new(cfg.cores, policy.clone());
                 sc.seed = cfg.seed;
@@ -80,6 +156,7 @@ impl Engine {
         match self {
             Engine::Threads(rt) => rt.submit_at(job, at, measured).ok(),
             Engine::Steal(rt) => rt.submit_job(job, at, measured).ok(),
+            Engine::Rayon(peer) => Some(peer.submit(job, at)),
         }
     }
 
@@ -87,6 +164,7 @@ impl Engine {
         match self {
             Engine::Threads(rt) => rt.metrics(),
             Engine::Steal(rt) => rt.metrics(),
+            Engine::Rayon(peer) => peer.metrics(),
         }
     }
 
@@ -94,13 +172,14 @@ impl Engine {
         match self {
             Engine::Threads(_) => 0,
             Engine::Steal(rt) => rt.serialized(),
+            Engine::Rayon(_) => 0,
         }
     }
 
     fn boost_mode(&self) -> BoostMode {
         match self {
             Engine::Threads(rt) => rt.boost_mode(),
-            Engine::Steal(_) => BoostMode::Unavailable,
+            Engine::Steal(_) | Engine::Rayon(_) => BoostMode::Unavailable,
         }
     }
 
@@ -108,6 +187,9 @@ impl Engine {
         match self {
             Engine::Threads(rt) => rt.shutdown(Shutdown::Drain),
             Engine::Steal(rt) => rt.shutdown(Shutdown::Drain),
+            Engine::Rayon(peer) => ShutdownReport {
+                metrics: peer.metrics(),
+            },
         }
     }
 }
@@ -276,6 +358,7 @@ pub fn run_live<S: RequestSource>(
     let mut latency = LatencyRecorder::default();
     let mut pairs = Vec::with_capacity(count);
     let top = match &cfg.steal {
+        _ if cfg.rayon => 1,
         Some(_) => cfg.cores,
         None => cfg.policy.max_degree().max(1),
     };
@@ -319,6 +402,7 @@ pub fn run_live<S: RequestSource>(
     let summary = RunSummary {
         engine: "live".into(),
         policy: match &cfg.steal {
+            _ if cfg.rayon => "rayon".to_string(),
             Some(steal) => steal.name().to_string(),
             None => cfg.policy.name(),
         },

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use tailor_core::{workload_rngs, DemandModel, Job};
 use tailor_workloads::search::{QuerySpec, SearchIndex, SearchJob};
-use tailor_workloads::{Spinner, SyntheticJob, SyntheticShape};
+use tailor_workloads::{BlackScholesJob, PdeCalibration, Spinner, SyntheticJob, SyntheticShape};
 
 use rand::RngExt;
 
@@ -65,6 +65,57 @@ impl RequestSource for SyntheticSource {
 
     fn job(&self, i: usize) -> SyntheticJob {
         SyntheticJob::new(self.works[i], self.shape, self.spinner.clone())
+    }
+
+    fn work_ms(&self, i: usize) -> Option<f64> {
+        Some(self.works[i])
+    }
+}
+
+/// Black-Scholes PDE requests: request i prices a batch of options sized to work i,
+/// drawn from a demand with the simulator's generators (so a seed gives both engines the
+/// same works), its options drawn from the seed and i.
+#[derive(Debug, Clone)]
+pub struct BlackScholesSource {
+    works: Vec<f64>,
+    seed: u64,
+    calibration: Arc<PdeCalibration>,
+}
+
+impl BlackScholesSource {
+    /// `count` requests from `demand`, drawn from the workload stream of `seed`.
+    pub fn new(
+        demand: &DemandModel,
+        calibration: PdeCalibration,
+        count: usize,
+        seed: u64,
+    ) -> BlackScholesSource {
+        let (_, mut demand_rng) = workload_rngs(seed);
+        BlackScholesSource {
+            works: demand
+                .sample_many(count, &mut demand_rng)
+                .iter()
+                .map(|d| d.work_ms)
+                .collect(),
+            seed,
+            calibration: Arc::new(calibration),
+        }
+    }
+}
+
+impl RequestSource for BlackScholesSource {
+    type Job = BlackScholesJob;
+
+    fn len(&self) -> usize {
+        self.works.len()
+    }
+
+    fn job(&self, i: usize) -> BlackScholesJob {
+        BlackScholesJob::new(
+            self.works[i],
+            self.seed.wrapping_mul(1_000_003).wrapping_add(i as u64),
+            &self.calibration,
+        )
     }
 
     fn work_ms(&self, i: usize) -> Option<f64> {

@@ -29,6 +29,7 @@ fn a_live_run_completes_every_request_and_reports_them() {
         warmup: Some(20),
         workers: None,
         steal: None,
+        rayon: false,
     };
     let source = Arc::new(SyntheticSource::new(
         &demand("exp:2"),

@@ -132,6 +132,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<()> {
         warmup: None,
         workers: None,
         steal: None,
+        rayon: false,
     };
     let probe_source = SearchSource::random(
         prepared.index.clone(),
@@ -182,6 +183,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<()> {
                 warmup: None,
                 workers: None,
                 steal: None,
+                rayon: false,
             };
             let mut source = SearchSource::random(
                 prepared.index.clone(),

@@ -6,8 +6,10 @@ use clap::{Args, Subcommand};
 use tailor_core::{seeded_rng, Demand, DemandModel, DemandProfile, RequestProfile, Speedup};
 
 use anyhow::Context;
-use tailor_bench::{measure_profile, ProfileConfig, SearchSource, SyntheticSource};
-use tailor_workloads::Workload;
+use tailor_bench::{
+    measure_profile, BlackScholesSource, ProfileConfig, SearchSource, SyntheticSource,
+};
+use tailor_workloads::{PdeCalibration, Workload};
 
 use crate::progress::Bar;
 use crate::search::SearchArgs;
@@ -142,6 +144,15 @@ fn measure(args: MeasureArgs) -> anyhow::Result<()> {
             queries.truncate(args.requests);
             let source =
                 SearchSource::each_query(prepared.index, queries).map_err(anyhow::Error::msg)?;
+            measure_profile(&cfg, &source, show)?
+        }
+        Workload::BlackScholes { demand } => {
+            let source = BlackScholesSource::new(
+                &demand,
+                PdeCalibration::measure(),
+                args.requests,
+                args.seed,
+            );
             measure_profile(&cfg, &source, show)?
         }
     };

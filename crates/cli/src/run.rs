@@ -4,10 +4,12 @@ use anyhow::Context;
 use clap::Args;
 use std::sync::Arc;
 
-use tailor_bench::{run_live, LiveConfig, LiveOutput, SearchSource, SyntheticSource};
+use tailor_bench::{
+    run_live, BlackScholesSource, LiveConfig, LiveOutput, SearchSource, SyntheticSource,
+};
 use tailor_core::{exact_quantile, Arrivals, DemandProfile, Tables};
 use tailor_sim::write_records;
-use tailor_workloads::Workload;
+use tailor_workloads::{PdeCalibration, Workload};
 
 use crate::search::SearchArgs;
 use crate::{write_output, AnyPolicy, PathArg};
@@ -15,11 +17,13 @@ use crate::{write_output, AnyPolicy, PathArg};
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
     /// WORKLOAD: synthetic:DEMAND[:SPEEDUP], with SPEEDUP linear (default) or amdahl:F;
-    /// or search (tantivy; see the search flags).
+    /// black-scholes:DEMAND (PDE option pricing, one option per unit); or search
+    /// (tantivy; see the search flags).
     #[arg(long)]
     workload: String,
     /// POLICY, as for `tailor simulate` (work-stealing policies run every request as a
-    /// parallel-for of its units on the work-stealing executor).
+    /// parallel-for of its units on the work-stealing executor); or `rayon`, the peer: a
+    /// rayon pool of one thread per core runs each request as a parallel iterator.
     #[arg(long)]
     policy: String,
     /// Requests per second.
@@ -73,7 +77,14 @@ pub(crate) struct RunArgs {
 
 pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
     let tables = Tables::read(&args.tables)?;
-    let (policy, steal) = AnyPolicy::parse(&args.policy, &tables)?.split();
+    // `rayon` is the work-stealing family's peer, live only: a rayon pool runs each
+    // request's units as a parallel iterator.
+    let rayon = args.policy == "rayon";
+    let (policy, steal) = if rayon {
+        (tailor_core::Policy::Seq, None)
+    } else {
+        AnyPolicy::parse(&args.policy, &tables)?.split()
+    };
     let workload = Workload::parse(&args.workload)?;
     let cores = match args.cores {
         Some(c) => c,
@@ -93,6 +104,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
         warmup: args.warmup,
         workers: args.workers,
         steal,
+        rayon,
     };
     let count = cfg.arrivals.fixed_count().unwrap_or(cfg.requests);
     let out = match workload {
@@ -111,8 +123,21 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
             run_live(&cfg, &Arc::new(source))?
         }
         Workload::Search => run_search(&args, &cfg, count)?,
+        Workload::BlackScholes { demand } => {
+            anyhow::ensure!(
+                args.search_profile.is_none() && args.tantivy_executor.is_none(),
+                "--search-profile and --tantivy-executor go with --workload search"
+            );
+            let calibration = PdeCalibration::measure();
+            eprintln!(
+                "tailor: one option takes {:.1} us on this machine",
+                calibration.us_per_option()
+            );
+            let source = BlackScholesSource::new(&demand, calibration, count, cfg.seed);
+            run_live(&cfg, &Arc::new(source))?
+        }
     };
-    if cfg.steal.is_none() {
+    if cfg.steal.is_none() && !cfg.rayon {
         eprintln!("tailor: {}", out.boost_mode);
     }
     eprintln!(

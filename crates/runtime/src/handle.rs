@@ -86,13 +86,14 @@ pub struct Handle<T> {
     shared: Arc<Shared<T>>,
 }
 
-/// The runtime's side: fills the handle exactly once.
-pub(crate) struct Completer<T> {
+/// The executor's side: fills the handle exactly once. Public so that other executors
+/// (a peer under comparison) can hand out the same handles.
+pub struct Completer<T> {
     shared: Arc<Shared<T>>,
 }
 
 /// A connected handle and completer.
-pub(crate) fn oneshot<T>() -> (Handle<T>, Completer<T>) {
+pub fn oneshot<T>() -> (Handle<T>, Completer<T>) {
     let shared = Arc::new(Shared {
         slot: Mutex::new(Slot {
             outcome: None,
@@ -110,7 +111,7 @@ pub(crate) fn oneshot<T>() -> (Handle<T>, Completer<T>) {
 
 impl<T> Completer<T> {
     /// Resolves the handle. A second call is ignored.
-    pub(crate) fn complete(&self, result: Result<T, RequestError>, timing: Option<Timing>) {
+    pub fn complete(&self, result: Result<T, RequestError>, timing: Option<Timing>) {
         let mut slot = self.shared.slot.lock().unwrap_or_else(|e| e.into_inner());
         if slot.outcome.is_some() {
             return;

@@ -25,7 +25,7 @@ mod request;
 mod runtime;
 pub mod steal;
 
-pub use handle::{Done, Handle, RequestError, Timing};
+pub use handle::{oneshot, Completer, Done, Handle, RequestError, Timing};
 pub use metrics::MetricsSnapshot;
 pub use priority::BoostMode;
 pub use runtime::{Runtime, RuntimeConfig, Shutdown, ShutdownReport, StartError, SubmitError};

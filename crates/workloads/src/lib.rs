@@ -1,4 +1,4 @@
-//! tailor's request kernels: the calibrated synthetic workload, and search on tantivy.
+//! tailor's request kernels: the calibrated synthetic workload, Black-Scholes PDE pricing, and search on tantivy.
 
 mod black_scholes;
 pub mod search;
@@ -25,6 +25,13 @@ pub enum Workload {
     /// `search`: queries on a tantivy index of GCIDE (or a corpus given by flag), each
     /// split across the index's segments.
     Search,
+    /// `black-scholes:DEMAND`: each request prices a batch of European options by the
+    /// Black-Scholes PDE, one option per unit, the batch sized to the request's work drawn
+    /// from DEMAND (the tail-control paper's kernel, §5).
+    BlackScholes {
+        /// Where each request's work comes from.
+        demand: DemandModel,
+    },
 }
 
 impl Workload {
@@ -38,9 +45,16 @@ impl Workload {
         if spec == "search" {
             return Ok(Workload::Search);
         }
-        let rest = spec
-            .strip_prefix("synthetic:")
-            .ok_or_else(|| bad("expected search or synthetic:DEMAND[:SPEEDUP]"))?;
+        if let Some(demand) = spec.strip_prefix("black-scholes:") {
+            let demand = DemandModel::new(
+                Demand::parse(demand)?,
+                Some(SpeedupSpec::Curve(Speedup::Linear)),
+            )?;
+            return Ok(Workload::BlackScholes { demand });
+        }
+        let rest = spec.strip_prefix("synthetic:").ok_or_else(|| {
+            bad("expected search, synthetic:DEMAND[:SPEEDUP] or black-scholes:DEMAND")
+        })?;
         // The speedup, if any, is the last part: `:linear` or `:amdahl:F`.
         let (demand, speedup) = if let Some(d) = rest.strip_suffix(":linear") {
             (d, Some("linear"))
