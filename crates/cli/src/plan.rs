@@ -44,11 +44,12 @@ pub(crate) struct TailControlArgs {
     #[arg(long, required_unless_present = "demand", conflicts_with = "demand")]
     distribution: Option<PathArg>,
     /// Instead of --distribution: a DEMAND (e.g. shape:bing, lognormal:10:13) sampled
-    /// --samples times with --seed and binned into --bins equal-width bins.
+    /// --samples times with --seed and binned into --bins equal-width bins, each bin
+    /// represented by the largest work in it.
     #[arg(long)]
     demand: Option<String>,
     /// With --demand: the number of bins.
-    #[arg(long, default_value_t = 100, requires = "demand")]
+    #[arg(long, default_value_t = 200, requires = "demand")]
     bins: usize,
     /// With --demand: the number of sampled requests.
     #[arg(long, default_value_t = 100_000, requires = "demand")]

@@ -52,9 +52,10 @@ impl BinnedDistribution {
     }
 
     /// Bins sampled works into `bins` equal-width bins from 0 to the largest, each bin
-    /// represented by its upper edge (the largest work it may hold, as tail-control's
-    /// planner reads bins); empty bins are left out. Non-finite or negative works are
-    /// refused.
+    /// represented by the largest work that fell in it (tail-control's planner reads a
+    /// bin as "work up to w_i", §4.1) and the fraction of samples in it; empty bins are
+    /// left out, and a bin whose works are all 0 gets its upper edge. Non-finite or
+    /// negative works are refused.
     pub fn from_samples(works: &[f64], bins: usize) -> Result<Self, String> {
         if bins == 0 {
             return Err("at least one bin is needed".into());
@@ -68,9 +69,11 @@ impl BinnedDistribution {
         }
         let width = max / bins as f64;
         let mut counts = vec![0usize; bins];
+        let mut largest = vec![0.0f64; bins];
         for &w in works {
             let i = ((w / width).ceil() as usize).clamp(1, bins) - 1;
             counts[i] += 1;
+            largest[i] = largest[i].max(w);
         }
         let total = works.len() as f64;
         BinnedDistribution::new(
@@ -79,7 +82,11 @@ impl BinnedDistribution {
                 .enumerate()
                 .filter(|(_, c)| **c > 0)
                 .map(|(i, c)| Bin {
-                    work_ms: width * (i + 1) as f64,
+                    work_ms: if largest[i] > 0.0 {
+                        largest[i]
+                    } else {
+                        width * (i + 1) as f64
+                    },
                     probability: *c as f64 / total,
                 })
                 .collect(),
@@ -232,8 +239,11 @@ mod tests {
             .iter()
             .map(|b| (b.work_ms, b.probability))
             .collect();
-        // Width 1: {0, 0.5, 1.0} -> 1, {} -> 2 (left out), {2.5} -> 3, {4.0} -> 4.
-        assert_eq!(bins, vec![(1.0, 0.6), (3.0, 0.2), (4.0, 0.2)]);
+        // Width 1: {0, 0.5, 1.0} -> 1, {} -> 2 (left out), {2.5} -> 3, {4.0} -> 4; each
+        // bin holds its largest sample.
+        assert_eq!(bins, vec![(1.0, 0.6), (2.5, 0.2), (4.0, 0.2)]);
+        let zeros = BinnedDistribution::from_samples(&[0.0, 0.0, 4.0], 2).unwrap();
+        assert_eq!(zeros.bins()[0].work_ms, 2.0);
         assert!(BinnedDistribution::from_samples(&[1.0, f64::NAN], 4).is_err());
         assert!(BinnedDistribution::from_samples(&[0.0], 4).is_err());
         assert!(BinnedDistribution::from_samples(&[1.0], 0).is_err());

@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+"""Tail-control's experiments (Li et al., PPoPP 2016, §5, Figs. 6-15) with tailor.
+
+Usage:
+  python3 scripts/reproduce-tc.py sim  [--requests N] [--out DIR]   # 16 simulated cores
+  python3 scripts/reproduce-tc.py live [--requests N] [--out DIR]   # this machine's cores
+  python3 scripts/reproduce-tc.py agree [--requests N] [--out DIR]  # sim vs live, 2 cores
+  python3 scripts/reproduce-tc.py trace [--out DIR]                 # Fig. 15 chart (SVG)
+
+Each mode prints Markdown tables (pasted into docs/reproduction.md) and keeps every run
+summary as JSON lines under DIR (default docs/tc-runs/). Targets are steal-first's 97.5,
+98.5, 99, 99.5 and 99.75th percentiles at the same setting (the paper's footnote 4); the
+tail-control table is planned for each target from the workload's DEMAND.
+"""
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+TAILOR = os.environ.get("TAILOR", "./target/release/tailor")
+PERCENTILES = [97.5, 98.5, 99.0, 99.5, 99.75]
+POLICIES = ["steal-first", "admit-first", "random-admit", "tail-control", "tail-control-clairvoyant"]
+# Work distributions of §5 and their mean work in ms (for loads as utilization).
+WORKLOADS = {
+    "bing": ("shape:bing", 10.45),
+    "finance": ("shape:finance", 15.93),
+    "lognormal": ("lognormal:10:13", 10.0),
+}
+# Light, medium and heavy load as utilization; heavy is the paper's 1200 rps at 10 ms
+# mean on 16 cores (75%).
+LOADS = {"light": 0.55, "medium": 0.65, "heavy": 0.75}
+
+
+def sh(args):
+    out = subprocess.run(args, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"failed: {' '.join(args)}\n{out.stderr}")
+    return out.stdout
+
+
+def percentiles_from_records(path, warmup_frac=0.05):
+    rows = list(csv.DictReader(open(path)))
+    rows = rows[int(len(rows) * warmup_frac):]
+    lat = sorted(float(r["finish_ms"]) - float(r["arrival_ms"]) for r in rows)
+    return [lat[min(len(lat) - 1, int(p / 100 * len(lat)))] for p in PERCENTILES]
+
+
+class Runner:
+    def __init__(self, mode, cores, requests, out_dir, seed=1):
+        self.mode, self.cores, self.requests, self.seed = mode, cores, requests, seed
+        self.tmp = tempfile.mkdtemp(prefix="tailor-tc-")
+        os.makedirs(out_dir, exist_ok=True)
+        self.log = open(os.path.join(out_dir, f"{mode}-{cores}c.jsonl"), "a")
+
+    def plan(self, demand, rps, target, seq_fraction=0.0, plan_demand=None):
+        path = os.path.join(self.tmp, f"tc-{abs(hash((demand, rps, target, seq_fraction, plan_demand)))}.json")
+        if not os.path.exists(path):
+            sh([TAILOR, "plan", "tail-control", "--demand", plan_demand or demand,
+                "--cores", str(self.cores), "--rps", f"{rps:.3f}", "--target-ms", f"{target:.3f}",
+                "--max-active", str(max(40, 4 * self.cores)), "--sequential-fraction", str(seq_fraction),
+                "--out", path])
+        return path
+
+    def run(self, policy, demand, rps, target=None, table=None, speedup="linear",
+            arrivals="poisson", records=None, trace=None, tag=""):
+        if self.mode == "sim":
+            args = [TAILOR, "simulate", "--cores", str(self.cores), "--policy", policy,
+                    "--demand", demand, "--speedup", speedup, "--arrivals", arrivals,
+                    "--rps", f"{rps:.3f}", "--requests", str(self.requests), "--seed", str(self.seed)]
+            if trace:
+                args += ["--trace", trace]
+        else:
+            workload = f"synthetic:{demand}:{speedup}" if speedup != "linear" else f"synthetic:{demand}"
+            args = [TAILOR, "run", "--workload", workload, "--policy", policy, "--cores", str(self.cores),
+                    "--arrivals", arrivals, "--rps", f"{rps:.3f}", "--requests", str(self.requests),
+                    "--seed", str(self.seed)]
+            if os.environ.get("SPIN_RATE"):
+                args += ["--spin-rate", os.environ["SPIN_RATE"]]
+        if target is not None:
+            args += ["--target-ms", f"{target:.3f}"]
+        if table:
+            args += ["--table", table]
+        if records:
+            args += ["--records", records]
+        summary = json.loads(sh(args).strip().splitlines()[-1])
+        summary["tag"] = tag
+        self.log.write(json.dumps(summary) + "\n")
+        self.log.flush()
+        return summary
+
+    def misses(self, demand, rps, percentiles=PERCENTILES, speedup="linear", arrivals="poisson",
+               seq_fraction=0.0, policies=POLICIES, tag=""):
+        """Targets from steal-first's percentiles; each policy's miss ratio at each."""
+        rec = os.path.join(self.tmp, "sf.csv")
+        self.run("steal-first", demand, rps, speedup=speedup, arrivals=arrivals, records=rec, tag=tag)
+        targets = [t for p, t in zip(PERCENTILES, percentiles_from_records(rec)) if p in percentiles]
+        rows = []
+        for target in targets:
+            table = self.plan(demand, rps, target, seq_fraction)
+            row = {"target": target}
+            for p in policies:
+                s = self.run(p, demand, rps, target, table if p.startswith("tail") else None,
+                             speedup=speedup, arrivals=arrivals, tag=tag)
+                row[p] = s["miss_ratio"]
+                row[p + ":p99"] = s["latency_ms"]["p99"]
+                row[p + ":serialized"] = s.get("serialized")
+            rows.append(row)
+        return rows
+
+
+def pct(x):
+    return "n/a" if x is None else f"{100 * x:.2f}"
+
+
+def improvement(tc, base):
+    if base is None or tc is None or base == 0:
+        return "n/a"
+    return f"{100 * (base - tc) / base:+.0f}%"
+
+
+def misses_table(title, rows, policies=POLICIES):
+    print(f"\n#### {title}\n")
+    heads = ["target ms"] + [f"{p} %" for p in policies] + ["TC vs SF", "TC vs AF"]
+    print("| " + " | ".join(heads) + " |")
+    print("|" + "---|" * len(heads))
+    for r in rows:
+        cells = [f"{r['target']:.1f}"] + [pct(r.get(p)) for p in policies]
+        cells += [improvement(r.get("tail-control"), r.get("steal-first")),
+                  improvement(r.get("tail-control"), r.get("admit-first"))]
+        print("| " + " | ".join(cells) + " |")
+
+
+def sim_mode(args):
+    r = Runner("sim", 16, args.requests, args.out)
+    print("### Simulation, 16 cores (`tailor simulate`, seed 1, "
+          f"{args.requests} requests per point, Poisson arrivals unless noted)")
+    for name, (demand, mean) in WORKLOADS.items():
+        for load, u in LOADS.items():
+            rps = u * 16 * 1000 / mean
+            misses_table(f"{name}, {load} load ({rps:.0f} rps, utilization {u:.0%}), miss ratio",
+                         r.misses(demand, rps, tag=f"{name}-{load}"))
+    rps = 1200
+    misses_table("Fig. 9: log-normal work and log-normal arrivals (sd 1.09 ms), 1200 rps",
+                 r.misses("lognormal:10:13", rps, arrivals="lognormal:1.09", tag="fig9"))
+    rps = 0.75 * 16 * 1000 / 10.45
+    misses_table(f"Fig. 10: Bing, 10% of each request sequential, {rps:.0f} rps "
+                 "(table planned with --sequential-fraction 0.1)",
+                 r.misses("shape:bing", rps, speedup="amdahl:0.1", seq_fraction=0.1, tag="fig10"))
+    # Fig. 11: an inaccurate input distribution.
+    print("\n#### Fig. 11: log-normal (sd 13) at 1200 rps, target 28 ms, "
+          "table planned from a wrong sd\n")
+    print("| table planned from | tail-control misses % | serialized |")
+    print("|---|---|---|")
+    for plan_sd in [10, 13, 17]:
+        table = r.plan("lognormal:10:13", 1200, 28.0, plan_demand=f"lognormal:10:{plan_sd}")
+        s = r.run("tail-control", "lognormal:10:13", 1200, 28.0, table, tag="fig11")
+        print(f"| lognormal:10:{plan_sd} | {pct(s['miss_ratio'])} | {s.get('serialized')} |")
+    for p in ["steal-first", "admit-first"]:
+        s = r.run(p, "lognormal:10:13", 1200, 28.0, tag="fig11")
+        print(f"| ({p}) | {pct(s['miss_ratio'])} | |")
+    # Fig. 12: capacity at the 99.5th percentile.
+    print("\n#### Fig. 12: Bing capacity: the highest rps (step 25) at which 99.5% of requests "
+          "meet the target\n")
+    print("| target ms | steal-first | admit-first | tail-control |")
+    print("|---|---|---|---|")
+    for target in [20.0, 30.0, 40.0]:
+        caps = []
+        for p in ["steal-first", "admit-first", "tail-control"]:
+            best = None
+            for rps in range(600, 1501, 25):
+                table = r.plan("shape:bing", rps, target) if p == "tail-control" else None
+                s = r.run(p, "shape:bing", rps, target, table, tag="fig12")
+                if s["miss_ratio"] <= 0.005:
+                    best = rps
+                elif best is not None:
+                    break
+            caps.append(str(best) if best else "< 600")
+        print(f"| {target:.0f} | " + " | ".join(caps) + " |")
+
+
+def svg_trace(path, panels, window, target):
+    """Fig. 15 as SVG: per policy, active requests (line) and each request's latency
+    (dots at its arrival; red above the target) over the window."""
+    w, h, pad = 900, 260, 50
+    t0, t1 = window
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h * len(panels)}" '
+           'font-family="sans-serif" font-size="12">']
+    for k, (label, trace, records) in enumerate(panels):
+        y0 = k * h
+        pts = [(t, q) for t, q in trace if t0 <= t <= t1]
+        lat = [(a, l) for a, l in records if t0 <= a <= t1]
+        qmax = max([q for _, q in pts] + [1])
+        lmax = max([l for _, l in lat] + [target * 1.5])
+        sx = lambda t: pad + (t - t0) / (t1 - t0) * (w - 2 * pad)
+        sq = lambda q: y0 + h - pad - q / qmax * (h - 2 * pad)
+        sl = lambda l: y0 + h - pad - min(l, lmax) / lmax * (h - 2 * pad)
+        misses = sum(1 for _, l in lat if l > target)
+        out.append(f'<text x="{pad}" y="{y0 + 20}">{label}: active requests (line, left axis '
+                   f'0-{qmax}), latency of each request at its arrival (dots, right axis 0-{lmax:.0f} ms); '
+                   f'{misses} of {len(lat)} miss {target:.1f} ms</text>')
+        out.append(f'<rect x="{pad}" y="{y0 + pad}" width="{w - 2 * pad}" height="{h - 2 * pad}" '
+                   'fill="none" stroke="#888"/>')
+        out.append(f'<line x1="{pad}" x2="{w - pad}" y1="{sl(target)}" y2="{sl(target)}" '
+                   'stroke="#c00" stroke-dasharray="4 3"/>')
+        for a, l in lat:
+            color = "#c00" if l > target else "#39c"
+            out.append(f'<circle cx="{sx(a):.1f}" cy="{sl(l):.1f}" r="1.6" fill="{color}"/>')
+        line = " ".join(f"{sx(t):.1f},{sq(q):.1f}" for t, q in pts)
+        out.append(f'<polyline points="{line}" fill="none" stroke="#222" stroke-width="1"/>')
+        out.append(f'<text x="{pad}" y="{y0 + h - pad + 16}">{t0:.0f} ms</text>')
+        out.append(f'<text x="{w - pad - 60}" y="{y0 + h - pad + 16}">{t1:.0f} ms</text>')
+    out.append("</svg>")
+    open(path, "w").write("\n".join(out))
+
+
+def trace_mode(args):
+    """Fig. 15: a trace of active requests and latency under steal-first and tail-control."""
+    r = Runner("sim", 16, 30000, args.out)
+    demand, rps = "shape:bing", 0.75 * 16 * 1000 / 10.45
+    rec = os.path.join(r.tmp, "sf.csv")
+    r.run("steal-first", demand, rps, records=rec, tag="fig15")
+    target = percentiles_from_records(rec)[3]
+    table = r.plan(demand, rps, target)
+    panels = []
+    for p in ["steal-first", "tail-control"]:
+        trace, records = os.path.join(r.tmp, p + "-trace.csv"), os.path.join(r.tmp, p + "-rec.csv")
+        r.run(p, demand, rps, target, table if p == "tail-control" else None, records=records,
+              trace=trace, tag="fig15")
+        tr = [(float(x["time_ms"]), int(x["in_system"])) for x in csv.DictReader(open(trace))]
+        rc = [(float(x["arrival_ms"]), float(x["finish_ms"]) - float(x["arrival_ms"]))
+              for x in csv.DictReader(open(records))]
+        panels.append((p, tr, rc))
+    # The 800 ms window around steal-first's highest active count (after warm-up).
+    sf_trace = [x for x in panels[0][1] if x[0] > 2000]
+    peak = max(sf_trace, key=lambda x: x[1])[0]
+    window = (max(0.0, peak - 400), peak + 400)
+    path = os.path.join(args.out, "fig15-trace.svg")
+    svg_trace(path, panels, window, target)
+    print(f"wrote {path}: window {window[0]:.0f}-{window[1]:.0f} ms, target {target:.1f} ms")
+    for label, _, rc in panels:
+        lat = [l for a, l in rc if window[0] <= a <= window[1]]
+        print(f"{label}: {sum(1 for l in lat if l > target)} of {len(lat)} requests miss")
+
+
+def live_mode(args):
+    cores = os.cpu_count() or 2
+    r = Runner("live", cores, args.requests, args.out)
+    print(f"### Live, {cores} cores (`tailor run`, seed 1, {args.requests} requests per point)")
+    pols = POLICIES + ["rayon"]
+    for name, (demand, mean) in WORKLOADS.items():
+        u = LOADS["heavy"]
+        rps = u * cores * 1000 / mean
+        misses_table(f"{name}, heavy load ({rps:.0f} rps, utilization {u:.0%}), miss ratio",
+                     r.misses(demand, rps, percentiles=[97.5, 99.0, 99.5], policies=pols,
+                              tag=f"{name}-heavy"), pols)
+
+
+def agree_mode(args):
+    """The same settings in the simulator and live at 2 cores."""
+    print("### Simulator against the live executor, 2 cores, "
+          f"{args.requests} requests, seed 1")
+    print("\n| workload | policy | target ms | live miss % | sim miss % | live p99 | sim p99 | p99 sim/live |")
+    print("|---|---|---|---|---|---|---|---|")
+    sim = Runner("sim", 2, args.requests, args.out)
+    live = Runner("live", 2, args.requests, args.out)
+    for name in ["lognormal", "bing"]:
+        demand, mean = WORKLOADS[name]
+        rps = 0.7 * 2 * 1000 / mean
+        rec = os.path.join(sim.tmp, "sf.csv")
+        sim.run("steal-first", demand, rps, records=rec, tag="agree")
+        target = percentiles_from_records(rec)[2]  # steal-first's p99 in simulation
+        table = sim.plan(demand, rps, target)
+        for p in POLICIES:
+            t = table if p.startswith("tail") else None
+            a = live.run(p, demand, rps, target, t, tag="agree")
+            b = sim.run(p, demand, rps, target, t, tag="agree")
+            print(f"| {name} | {p} | {target:.1f} | {pct(a['miss_ratio'])} | {pct(b['miss_ratio'])} "
+                  f"| {a['latency_ms']['p99']:.1f} | {b['latency_ms']['p99']:.1f} "
+                  f"| {b['latency_ms']['p99'] / a['latency_ms']['p99']:.2f} |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("mode", choices=["sim", "live", "agree", "trace"])
+    ap.add_argument("--requests", type=int, default=None)
+    ap.add_argument("--out", default="docs/tc-runs")
+    args = ap.parse_args()
+    if args.requests is None:
+        args.requests = 100_000 if args.mode == "sim" else 3000
+    {"sim": sim_mode, "live": live_mode, "agree": agree_mode, "trace": trace_mode}[args.mode](args)
+
+
+if __name__ == "__main__":
+    main()
