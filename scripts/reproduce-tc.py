@@ -55,6 +55,14 @@ class Runner:
         self.tmp = tempfile.mkdtemp(prefix="tailor-tc-")
         os.makedirs(out_dir, exist_ok=True)
         self.log = open(os.path.join(out_dir, f"{mode}-{cores}c.jsonl"), "a")
+        if mode == "live" and not os.environ.get("SPIN_RATE"):
+            # Calibrate the spin loop once, so every run's requests have one length.
+            out = subprocess.run([TAILOR, "run", "--workload", "synthetic:const:1", "--policy", "seq",
+                                  "--rps", "100", "--requests", "20", "--seed", "1"],
+                                 capture_output=True, text=True)
+            rate = out.stderr.split("spin loop at ")[1].split()[0]
+            os.environ["SPIN_RATE"] = rate
+            print(f"(spin loop calibrated once at {rate} iterations/us)")
 
     def plan(self, demand, rps, target, seq_fraction=0.0, plan_demand=None):
         path = os.path.join(self.tmp, f"tc-{abs(hash((demand, rps, target, seq_fraction, plan_demand)))}.json")

@@ -519,3 +519,90 @@ fn plan_tail_control_writes_the_spec_table_and_refuses_overload() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("overload"), "{}", stderr(&out));
 }
+
+#[test]
+fn work_stealing_policies_simulate_and_run_with_a_planned_table() {
+    let dir = scratch("steal");
+    let table = dir.join("tc.json");
+    let t = table.to_str().unwrap();
+    let out = tailor(&[
+        "plan",
+        "tail-control",
+        "--demand",
+        "lognormal:10:13",
+        "--samples",
+        "5000",
+        "--cores",
+        "4",
+        "--rps",
+        "240",
+        "--target-ms",
+        "15",
+        "--max-active",
+        "16",
+        "--out",
+        t,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Every work-stealing policy simulates; the summary names it, counts serializations
+    // and gives the miss ratio for the target.
+    for policy in [
+        "steal-first",
+        "admit-first",
+        "random-admit",
+        "tail-control",
+        "tail-control-clairvoyant",
+    ] {
+        let out = sim(&[
+            policy,
+            "--table",
+            t,
+            "--cores",
+            "4",
+            "--rps",
+            "240",
+            "--target-ms",
+            "15",
+        ]);
+        assert!(out.status.success(), "{policy}: {}", stderr(&out));
+        let s: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+        assert_eq!(s["policy"], policy);
+        assert_eq!(s["completed"], 4000);
+        assert!(s["miss_ratio"].as_f64().unwrap() > 0.0);
+        assert!(s["serialized"].as_u64().is_some());
+    }
+    // Without its table, tail-control is refused with the command that makes one.
+    let out = sim(&["tail-control"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("plan tail-control"),
+        "{}",
+        stderr(&out)
+    );
+    // A short live run on the executor, and on the rayon peer.
+    for policy in ["tail-control", "rayon"] {
+        let out = tailor(&[
+            "run",
+            "--workload",
+            "synthetic:exp:2",
+            "--policy",
+            policy,
+            "--table",
+            t,
+            "--cores",
+            "2",
+            "--rps",
+            "100",
+            "--requests",
+            "60",
+            "--seed",
+            "3",
+            "--spin-rate",
+            "300",
+        ]);
+        assert!(out.status.success(), "{policy}: {}", stderr(&out));
+        let s: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+        assert_eq!(s["policy"], policy);
+        assert_eq!(s["completed"], 60);
+    }
+}
