@@ -125,6 +125,19 @@ impl<T> Completer<T> {
     }
 }
 
+impl<T> Drop for Completer<T> {
+    /// A completer dropped without completing (its executor lost the request) resolves
+    /// the handle as failed, so no waiter hangs.
+    fn drop(&mut self) {
+        self.complete(
+            Err(RequestError::Panicked(
+                "the request was dropped without a result".into(),
+            )),
+            None,
+        );
+    }
+}
+
 fn finish<T>(outcome: Outcome<T>) -> Result<Done<T>, RequestError> {
     let (result, timing) = outcome;
     result.map(|output| Done {

@@ -149,7 +149,9 @@ fn tail_control_marks_a_request_past_its_threshold_and_still_finishes_it() {
         .unwrap();
     assert_eq!(h.wait().unwrap().output, 7);
     assert_eq!(rt.serialized(), 1);
-    // A short request (under the threshold) is never marked.
+    // A request far under the threshold is never marked (200 ms leaves room for a
+    // preempted worker on a busy machine).
+    let rt = start(3, StealPolicy::TailControl(table(200.0)));
     let short = rt
         .submit(|w: &Worker| {
             w.join(
@@ -159,7 +161,57 @@ fn tail_control_marks_a_request_past_its_threshold_and_still_finishes_it() {
         })
         .unwrap();
     short.wait().unwrap();
-    assert_eq!(rt.serialized(), 1);
+    assert_eq!(rt.serialized(), 0);
+}
+
+struct PanicsInUnits;
+
+impl Job for PanicsInUnits {
+    type Part = ();
+    type Output = ();
+    fn units(&self) -> usize {
+        panic!("units() failed")
+    }
+    fn run(&self, _: usize) {}
+    fn merge(&self, _: Vec<()>) {}
+}
+
+#[test]
+fn a_panic_anywhere_in_a_job_fails_it_and_the_executor_keeps_going() {
+    let rt = start(2, StealPolicy::StealFirst);
+    let bad = rt.submit_job(PanicsInUnits, Instant::now(), true).unwrap();
+    match bad.wait() {
+        Err(RequestError::Panicked(m)) => assert!(m.contains("units() failed"), "{m}"),
+        other => panic!("expected a panic, got {other:?}"),
+    }
+    // Both workers are still there, and shutdown returns.
+    let handles: Vec<_> = (0..4)
+        .map(|_| rt.submit(|w: &Worker| fib(w, 15)).unwrap())
+        .collect();
+    for h in handles {
+        assert_eq!(h.wait().unwrap().output, 610);
+    }
+    let m = rt.shutdown(Shutdown::Drain).metrics;
+    assert_eq!((m.completed, m.failed, m.load), (4, 1, 0));
+}
+
+#[test]
+fn dropping_the_executor_inside_a_request_does_not_hang() {
+    let rt = Arc::new(start(2, StealPolicy::StealFirst));
+    let inner = rt.clone();
+    let h = rt.submit(move |_: &Worker| drop(inner)).unwrap();
+    drop(rt);
+    // The request's closure held the last reference, so the executor was dropped on a
+    // worker: it must stop without waiting for that very request.
+    h.wait().unwrap();
+}
+
+#[test]
+fn an_empty_table_is_refused_at_start() {
+    let mut t = (*table(1.0)).clone();
+    t.rows.clear();
+    let err = StealRuntime::start(StealConfig::new(2, StealPolicy::TailControl(Arc::new(t))));
+    assert!(err.is_err());
 }
 
 #[test]

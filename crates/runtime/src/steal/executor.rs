@@ -9,7 +9,7 @@ use tailor_core::{StealAdmission, StealPolicy};
 
 use super::board::Board;
 use super::worker::{Task, Worker};
-use crate::handle::{RequestError, Timing};
+use crate::handle::{panic_text, RequestError, Timing};
 use crate::metrics::Metrics;
 use crate::runtime::SubmitError;
 
@@ -40,6 +40,9 @@ pub(crate) struct Shared {
     fifo: Injector<Pending>,
     /// Per-worker queues of requests pushed to that worker (random-admit).
     inboxes: Box<[Injector<Pending>]>,
+    /// Tasks a helping join stole from a request other than its own (the victim moved
+    /// on between the check and the steal); idle workers take them first.
+    returned: Injector<Task>,
     pub(crate) metrics: Metrics,
     /// Requests marked not stealable (tail-control) or serialized at admission
     /// (clairvoyant).
@@ -73,6 +76,7 @@ impl Shared {
             stealers: stealers.into(),
             fifo: Injector::new(),
             inboxes: (0..workers).map(|_| Injector::new()).collect(),
+            returned: Injector::new(),
             metrics: Metrics::new(workers),
             serialized: AtomicU64::new(0),
             waiting: AtomicUsize::new(0),
@@ -189,6 +193,25 @@ impl Shared {
         }
     }
 
+    /// Hands back a task that a helping join may not run nested.
+    pub(crate) fn return_task(&self, task: Task) {
+        self.returned.push(task);
+        if self.has_sleepers() {
+            self.wake_one();
+        }
+    }
+
+    /// A returned task, if any.
+    pub(crate) fn take_returned(&self) -> Option<Task> {
+        loop {
+            match self.returned.steal() {
+                Steal::Success(task) => return Some(task),
+                Steal::Retry => continue,
+                Steal::Empty => return None,
+            }
+        }
+    }
+
     pub(crate) fn has_pending(&self) -> bool {
         !self.fifo.is_empty() || self.inboxes.iter().any(|q| !q.is_empty())
     }
@@ -220,7 +243,10 @@ impl Shared {
         self.board.enter(worker.index, key, self.ns_at(start));
         self.metrics.threads_in_use.fetch_add(1, Ordering::Relaxed);
         worker.begin_root(key);
-        let result = root.run(worker);
+        // `Root::run` catches the service's panics itself; this catch is the backstop
+        // that keeps the worker alive and the bookkeeping whole if anything escapes.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| root.run(worker)))
+            .unwrap_or_else(|p| Err(RequestError::Panicked(panic_text(&*p))));
         worker.end_root();
         let finish = Instant::now();
         self.board.leave(worker.index, self.ns_at(finish));
@@ -296,6 +322,7 @@ impl Shared {
             _ => !self.fifo.is_empty(),
         };
         admissible
+            || !self.returned.is_empty()
             || worker.has_local_work()
             || self
                 .stealers

@@ -72,6 +72,11 @@ pub struct StealRuntime {
 impl StealRuntime {
     /// Starts one worker thread per core.
     pub fn start(config: StealConfig) -> Result<StealRuntime, StartError> {
+        if config.policy.table().is_some_and(|t| t.rows.is_empty()) {
+            return Err(StartError::BadConfig(
+                "the tail-control table has no rows".into(),
+            ));
+        }
         if !(1..=board::MAX_WORKERS).contains(&config.cores) {
             return Err(StartError::BadConfig(format!(
                 "cores must be 1 to {}, found {}",
@@ -236,9 +241,20 @@ impl StealRuntime {
 
 impl Drop for StealRuntime {
     fn drop(&mut self) {
-        if !self.threads.is_empty() {
-            self.stop_inner(Shutdown::Drain);
+        if self.threads.is_empty() {
+            return;
         }
+        if worker::on_a_worker() {
+            // Dropped by a request running on one of its own workers: waiting here would
+            // wait for this very request. Stop accepting, let the workers drain what
+            // was accepted and exit on their own, and detach them.
+            self.shared.accepting.store(false, Ordering::SeqCst);
+            self.shared.stopping.store(true, Ordering::SeqCst);
+            self.shared.wake_all();
+            self.threads.clear();
+            return;
+        }
+        self.stop_inner(Shutdown::Drain);
     }
 }
 
@@ -276,7 +292,31 @@ struct JobRoot<J: Job> {
 
 impl<J: Job> Root for JobRoot<J> {
     fn run(&mut self, worker: &Worker) -> Result<(), RequestError> {
-        let job = Arc::new(self.job.take().expect("a root runs once"));
+        let Some(job) = self.job.take() else {
+            return Err(RequestError::Panicked("a root ran twice (a bug)".into()));
+        };
+        // Everything that runs the service's code, `units()` and the parts' and job's
+        // drops included, is inside the catch, so a panic fails only this request.
+        let run = catch_unwind(AssertUnwindSafe(|| run_job(job, worker)));
+        match run {
+            Ok(Some(output)) => {
+                self.output = Some(output);
+                Ok(())
+            }
+            Ok(None) => Err(RequestError::Cancelled),
+            Err(p) => Err(RequestError::Panicked(panic_text(&*p))),
+        }
+    }
+
+    fn resolve(mut self: Box<Self>, result: Result<(), RequestError>, timing: Option<Timing>) {
+        resolve(&self.completer, self.output.take(), result, timing);
+    }
+}
+
+/// Runs a job's units as a parallel-for, then its merge; `None` if cancelled.
+fn run_job<J: Job>(job: J, worker: &Worker) -> Option<J::Output> {
+    {
+        let job = Arc::new(job);
         let units = job.units();
         let parts: Arc<Vec<Mutex<Option<J::Part>>>> =
             Arc::new((0..units).map(|_| Mutex::new(None)).collect());
@@ -299,29 +339,15 @@ impl<J: Job> Root for JobRoot<J> {
                 }
             })
         };
-        let run = catch_unwind(AssertUnwindSafe(|| {
-            worker.parallel_for(0..units, 1, &body);
-            if skipped.load(Ordering::Relaxed) {
-                return None;
-            }
-            let parts: Option<Vec<J::Part>> = parts
-                .iter()
-                .map(|p| p.lock().unwrap_or_else(|e| e.into_inner()).take())
-                .collect();
-            parts.map(|parts| job.merge(parts))
-        }));
-        match run {
-            Ok(Some(output)) => {
-                self.output = Some(output);
-                Ok(())
-            }
-            Ok(None) => Err(RequestError::Cancelled),
-            Err(p) => Err(RequestError::Panicked(panic_text(&*p))),
+        worker.parallel_for(0..units, 1, &body);
+        if skipped.load(Ordering::Relaxed) {
+            return None;
         }
-    }
-
-    fn resolve(mut self: Box<Self>, result: Result<(), RequestError>, timing: Option<Timing>) {
-        resolve(&self.completer, self.output.take(), result, timing);
+        let parts: Option<Vec<J::Part>> = parts
+            .iter()
+            .map(|p| p.lock().unwrap_or_else(|e| e.into_inner()).take())
+            .collect();
+        parts.map(|parts| job.merge(parts))
     }
 }
 

@@ -169,6 +169,7 @@ impl Worker {
     // ---- The worker loop (Fig. 5a) ----
 
     pub(crate) fn run_loop(&self) {
+        ON_A_WORKER.with(|on| on.set(true));
         let backoff = Backoff::new();
         loop {
             match self.find_work() {
@@ -198,7 +199,10 @@ impl Worker {
     /// Fig. 5a lines 23-30: check for a pileup, then get work by the admission policy.
     fn find_work(&self) -> Option<Found> {
         let shared = &self.shared;
-        self.check_pileup_phase();
+        self.check_pileup_phase(self.index);
+        if let Some(task) = shared.take_returned() {
+            return Some(Found::Task(task));
+        }
         let admit = || shared.admit(self).map(Found::Request);
         let steal = || self.steal(false).map(Found::Task);
         match shared.policy.admission() {
@@ -210,16 +214,16 @@ impl Worker {
         }
     }
 
-    /// Fig. 5b's pileup check, for the tail-control policies.
-    fn check_pileup_phase(&self) {
+    /// Fig. 5b's pileup check, for the tail-control policies; `left_out` is a worker whose
+    /// in-flight time is not counted (the thief itself once it has left its request).
+    fn check_pileup_phase(&self, left_out: usize) {
         let shared = &self.shared;
         if shared.policy.checks_pileup() {
             let now = shared.now_ns();
             let mut seen = self.seen.borrow_mut();
-            let marked =
-                shared
-                    .board
-                    .check_pileup_phase(self.index, now, &shared.policy, &mut seen);
+            let marked = shared
+                .board
+                .check_pileup_phase(left_out, now, &shared.policy, &mut seen);
             if marked > 0 {
                 shared.metrics_serialized(marked);
             }
@@ -294,13 +298,12 @@ impl Worker {
 
     /// Waits for a stolen half to finish, stealing tasks of the same request meanwhile.
     /// The worker has run dry locally, which makes it a thief in Fig. 5's terms, so it
-    /// runs the pileup check first (its own request is left out of the check's in-flight
-    /// count only if it is the thief's; here it is counted through the other workers).
-    /// It helps its own request even if the request is marked: it cannot leave the
-    /// request while its join is pending, and the work must be done anyway.
+    /// runs the pileup check first, counting its own time on the request (it has not
+    /// left it). It helps its own request even if the request is marked: it cannot leave
+    /// the request while its join is pending, and the work must be done anyway.
     fn wait_for(&self, done: &AtomicBool) {
         if !done.load(Ordering::Acquire) {
-            self.check_pileup_phase();
+            self.check_pileup_phase(usize::MAX);
         }
         let backoff = Backoff::new();
         while !done.load(Ordering::Acquire) {
@@ -310,27 +313,27 @@ impl Worker {
                     self.run_nested(task);
                 }
                 Some(task) => {
-                    // The victim switched requests between the check and the steal: run
-                    // the task as a visit to its request, keeping the bookkeeping right.
+                    // The victim switched requests between the check and the steal. The
+                    // task must not run nested under this request's join (it would
+                    // delay this request by another's work), so it goes back to the
+                    // executor, where an idle worker takes it up at the top of its loop.
                     backoff.reset();
-                    self.visit(task);
+                    self.shared.return_task(task);
                 }
-                None => backoff.snooze(),
+                None => match self.shared.take_returned() {
+                    // A task of this request that some other helper handed back.
+                    Some(task) if task.key == self.key.get() => {
+                        backoff.reset();
+                        self.run_nested(task);
+                    }
+                    Some(task) => {
+                        self.shared.return_task(task);
+                        backoff.snooze();
+                    }
+                    None => backoff.snooze(),
+                },
             }
         }
-    }
-
-    fn visit(&self, task: Task) {
-        let board = &self.shared.board;
-        let home = self.key.get();
-        board.leave(self.index, self.shared.now_ns());
-        board.enter(self.index, task.key, self.shared.now_ns());
-        self.key.set(task.key);
-        let outer = self.flush_depth.replace(self.depth.get() + 1);
-        self.run_nested(task);
-        self.flush_depth.set(outer);
-        self.key.set(home);
-        board.enter(self.index, home, self.shared.now_ns());
     }
 
     /// Starts a request's root on this worker; the executor calls it.
@@ -371,4 +374,15 @@ impl Worker {
         self.rng.set(x);
         (x % n as u64) as usize
     }
+}
+
+thread_local! {
+    /// Whether this thread is a worker of some work-stealing executor.
+    static ON_A_WORKER: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the calling thread is a work-stealing worker (dropping an executor there must
+/// not wait for the request it is running).
+pub(crate) fn on_a_worker() -> bool {
+    ON_A_WORKER.with(Cell::get)
 }
