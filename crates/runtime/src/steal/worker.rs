@@ -13,6 +13,10 @@ use tailor_core::StealAdmission;
 use super::board::Key;
 use super::executor::{Pending, Shared};
 
+/// Failed rounds of looking for work, each ending in a yield, before an idle worker
+/// sleeps (after crossbeam's `Backoff` has run out of spins).
+const IDLE_ROUNDS_BEFORE_SLEEP: u32 = 32;
+
 /// A unit of stealable work: a forked half of a join, tagged with its request.
 pub(crate) struct Task {
     /// The request it belongs to.
@@ -171,23 +175,33 @@ impl Worker {
     pub(crate) fn run_loop(&self) {
         ON_A_WORKER.with(|on| on.set(true));
         let backoff = Backoff::new();
+        let mut idle_rounds = 0u32;
         loop {
             match self.find_work() {
                 Some(Found::Task(task)) => {
                     backoff.reset();
+                    idle_rounds = 0;
                     self.run_stolen(task);
                 }
                 Some(Found::Request(pending)) => {
                     backoff.reset();
+                    idle_rounds = 0;
                     self.shared.run_request(self, pending);
                 }
                 None => {
                     if self.shared.stopping.load(Ordering::Acquire) && !self.shared.has_pending() {
                         return;
                     }
+                    // Spin and yield for a while (about 50 us here) before sleeping: a
+                    // wake-up through the condition variable costs tens of microseconds,
+                    // more than most gaps between forks and arrivals under load.
                     if backoff.is_completed() {
-                        self.shared.sleep(self);
-                        backoff.reset();
+                        idle_rounds += 1;
+                        if idle_rounds >= IDLE_ROUNDS_BEFORE_SLEEP {
+                            self.shared.sleep(self);
+                            idle_rounds = 0;
+                        }
+                        std::thread::yield_now();
                     } else {
                         backoff.snooze();
                     }
