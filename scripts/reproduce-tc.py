@@ -217,9 +217,9 @@ def svg_trace(path, panels, window, target):
         sq = lambda q: y0 + h - pad - q / qmax * (h - 2 * pad)
         sl = lambda l: y0 + h - pad - min(l, lmax) / lmax * (h - 2 * pad)
         misses = sum(1 for _, l in lat if l > target)
-        out.append(f'<text x="{pad}" y="{y0 + 20}">{label}: active requests (line, left axis '
-                   f'0-{qmax}), latency of each request at its arrival (dots, right axis 0-{lmax:.0f} ms); '
-                   f'{misses} of {len(lat)} miss {target:.1f} ms</text>')
+        out.append(f'<text x="{pad}" y="{y0 + 20}">{label}: {misses} of {len(lat)} miss '
+                   f'{target:.1f} ms (line: active requests, 0-{qmax}; dots: latency by arrival, '
+                   f'0-{lmax:.0f} ms)</text>')
         out.append(f'<rect x="{pad}" y="{y0 + pad}" width="{w - 2 * pad}" height="{h - 2 * pad}" '
                    'fill="none" stroke="#888"/>')
         out.append(f'<line x1="{pad}" x2="{w - pad}" y1="{sl(target)}" y2="{sl(target)}" '
