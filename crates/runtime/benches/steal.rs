@@ -187,5 +187,23 @@ fn fib(c: &mut Criterion) {
     rt.shutdown(Shutdown::Drain);
 }
 
-criterion_group!(benches, parallel_sum, fib);
+// ---- The cost of one request alone ----
+
+fn empty_request(c: &mut Criterion) {
+    let n = cores();
+    let rt = start_ours(n);
+    let pool = start_rayon(n);
+    let mut g = c.benchmark_group("fork_join");
+    configure(&mut g);
+    g.bench_function(BenchmarkId::new("empty_request", "ours"), |b| {
+        b.iter(|| black_box(rt.submit(|_: &Worker| 1u64).unwrap().wait().unwrap().output))
+    });
+    g.bench_function(BenchmarkId::new("empty_request", "rayon"), |b| {
+        b.iter(|| black_box(pool.install(|| 1u64)))
+    });
+    g.finish();
+    rt.shutdown(Shutdown::Drain);
+}
+
+criterion_group!(benches, parallel_sum, fib, empty_request);
 criterion_main!(benches);
