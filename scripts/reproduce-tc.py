@@ -266,8 +266,8 @@ def trace_mode(args):
 
 def live_mode(args):
     cores = os.cpu_count() or 2
-    r = Runner("live", cores, args.requests, args.out)
-    print(f"### Live, {cores} cores (`tailor run`, seed 1, {args.requests} requests per point)")
+    r = Runner("live", cores, args.requests, args.out, seed=args.seed)
+    print(f"### Live, {cores} cores (`tailor run`, seed {args.seed}, {args.requests} requests per point)")
     pols = POLICIES + ["rayon"]
     for name, (demand, mean) in WORKLOADS.items():
         u = LOADS["heavy"]
@@ -306,6 +306,7 @@ def main():
     ap.add_argument("mode", choices=["sim", "live", "agree", "trace"])
     ap.add_argument("--requests", type=int, default=None)
     ap.add_argument("--out", default="docs/tc-runs")
+    ap.add_argument("--seed", type=int, default=1, help="the workload seed (live and agree)")
     args = ap.parse_args()
     if args.requests is None:
         args.requests = 100_000 if args.mode == "sim" else 2000
