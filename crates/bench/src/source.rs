@@ -25,6 +25,17 @@ pub trait RequestSource: Send + Sync + 'static {
     fn work_ms(&self, i: usize) -> Option<f64>;
 }
 
+/// The works of `count` requests from `demand`, drawn from the workload stream of `seed`
+/// as the simulator draws them.
+fn draw_works(demand: &DemandModel, count: usize, seed: u64) -> Vec<f64> {
+    let (_, mut demand_rng) = workload_rngs(seed);
+    demand
+        .sample_many(count, &mut demand_rng)
+        .iter()
+        .map(|d| d.work_ms)
+        .collect()
+}
+
 /// Synthetic requests drawn from a demand model with the simulator's generators, so a
 /// seed gives both engines the same requests.
 #[derive(Debug, Clone)]
@@ -43,13 +54,8 @@ impl SyntheticSource {
         count: usize,
         seed: u64,
     ) -> SyntheticSource {
-        let (_, mut demand_rng) = workload_rngs(seed);
         SyntheticSource {
-            works: demand
-                .sample_many(count, &mut demand_rng)
-                .iter()
-                .map(|d| d.work_ms)
-                .collect(),
+            works: draw_works(demand, count, seed),
             shape,
             spinner: Arc::new(spinner),
         }
@@ -90,13 +96,8 @@ impl BlackScholesSource {
         count: usize,
         seed: u64,
     ) -> BlackScholesSource {
-        let (_, mut demand_rng) = workload_rngs(seed);
         BlackScholesSource {
-            works: demand
-                .sample_many(count, &mut demand_rng)
-                .iter()
-                .map(|d| d.work_ms)
-                .collect(),
+            works: draw_works(demand, count, seed),
             seed,
             calibration: Arc::new(calibration),
         }
