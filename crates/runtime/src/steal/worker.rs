@@ -21,29 +21,56 @@ const IDLE_ROUNDS_BEFORE_SLEEP: u32 = 32;
 pub(crate) struct Task {
     /// The request it belongs to.
     key: Key,
-    /// Identifies the join that forked it, so the joiner knows it popped its own task.
-    tag: usize,
-    run: Box<dyn FnOnce(&Worker) + Send>,
+    job: Arc<dyn Runnable>,
 }
 
-/// A join's result slot, filled by whichever worker ran the forked half.
-struct JoinSlot<T> {
+impl Task {
+    /// The address of its join's state, which tells the joiner it popped its own task.
+    fn tag(&self) -> usize {
+        Arc::as_ptr(&self.job) as *const () as usize
+    }
+}
+
+/// A forked half as a thief runs it.
+trait Runnable: Send + Sync {
+    fn run(&self, worker: &Worker);
+}
+
+/// A join's forked half and its result, in one allocation shared by the joiner and the
+/// deque: the joiner that pops its own half back takes the closure and runs it inline;
+/// a thief runs it and leaves the result.
+struct JoinJob<B, R> {
+    body: Mutex<Option<B>>,
     done: AtomicBool,
-    value: Mutex<Option<std::thread::Result<T>>>,
+    value: Mutex<Option<std::thread::Result<R>>>,
 }
 
-impl<T> JoinSlot<T> {
-    fn set(&self, value: std::thread::Result<T>) {
-        *self.value.lock().unwrap_or_else(|e| e.into_inner()) = Some(value);
-        self.done.store(true, Ordering::Release);
+impl<B, R> JoinJob<B, R> {
+    fn take_body(&self) -> Option<B> {
+        self.body.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
-    fn take(&self) -> std::thread::Result<T> {
+    fn take_value(&self) -> std::thread::Result<R> {
         self.value
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take()
             .unwrap_or_else(|| Err(Box::new("a join's forked half left no result (a bug)")))
+    }
+}
+
+impl<B, R> Runnable for JoinJob<B, R>
+where
+    B: FnOnce(&Worker) -> R + Send,
+    R: Send,
+{
+    fn run(&self, worker: &Worker) {
+        if let Some(body) = self.take_body() {
+            let result = catch_unwind(AssertUnwindSafe(|| body(worker)));
+            worker.before_publish();
+            *self.value.lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+            self.done.store(true, Ordering::Release);
+        }
     }
 }
 
@@ -115,35 +142,42 @@ impl Worker {
         B: FnOnce(&Worker) -> RB + Send + 'static,
         RB: Send + 'static,
     {
-        let slot = Arc::new(JoinSlot {
+        let job = Arc::new(JoinJob {
+            body: Mutex::new(Some(b)),
             done: AtomicBool::new(false),
             value: Mutex::new(None),
         });
-        // The slot's address tells this join's task apart (compared, never dereferenced).
-        let tag = Arc::as_ptr(&slot) as *const () as usize;
-        let filled = slot.clone();
+        // The state's address tells this join's task apart (compared, never dereferenced).
+        let tag = Arc::as_ptr(&job) as *const () as usize;
         self.deque.push(Task {
             key: self.key.get(),
-            tag,
-            run: Box::new(move |w: &Worker| {
-                let result = catch_unwind(AssertUnwindSafe(|| b(w)));
-                w.before_publish();
-                filled.set(result);
-            }),
+            job: job.clone(),
         });
         self.wake_for_fork();
         let ra = catch_unwind(AssertUnwindSafe(|| a(self)));
         // Steals take the oldest tasks first, so if `b` is still here it is on top.
-        match self.deque.pop() {
-            Some(task) if task.tag == tag => self.run_nested(task),
+        let rb = match self.deque.pop() {
+            Some(task) if task.tag() == tag => {
+                // Not stolen: run it inline, as a plain call (the worker stays on its
+                // request, so there is nothing to publish).
+                drop(task);
+                match job.take_body() {
+                    Some(body) => catch_unwind(AssertUnwindSafe(|| body(self))),
+                    None => job.take_value(),
+                }
+            }
             Some(other) => {
                 debug_assert!(false, "a join popped a task it did not push");
                 self.deque.push(other);
-                self.wait_for(&slot.done);
+                self.wait_for(&job.done);
+                job.take_value()
             }
-            None => self.wait_for(&slot.done),
-        }
-        match (ra, slot.take()) {
+            None => {
+                self.wait_for(&job.done);
+                job.take_value()
+            }
+        };
+        match (ra, rb) {
             (Ok(ra), Ok(rb)) => (ra, rb),
             (Err(p), _) | (_, Err(p)) => resume_unwind(p),
         }
@@ -297,7 +331,7 @@ impl Worker {
 
     fn run_nested(&self, task: Task) {
         self.depth.set(self.depth.get() + 1);
-        (task.run)(self);
+        task.job.run(self);
         self.depth.set(self.depth.get() - 1);
     }
 
