@@ -139,14 +139,7 @@ impl StealRuntime {
         F: FnOnce(&Worker) -> T + Send + 'static,
         T: Send + 'static,
     {
-        let (handle, completer) = oneshot();
-        let root = FnRoot {
-            root: Some(root),
-            output: None,
-            completer,
-        };
-        self.enter(Box::new(root), arrival, measured, work_ms)?;
-        Ok(handle)
+        self.enter(move |w: &Worker| Ok(root(w)), arrival, measured, work_ms)
     }
 
     /// Submits a [`Job`]: its units run as a parallel-for of grain one unit, then its
@@ -160,23 +153,29 @@ impl StealRuntime {
         measured: bool,
     ) -> Result<Handle<J::Output>, SubmitError> {
         let work_ms = job.demand_hint_ms();
-        let (handle, completer) = oneshot();
-        let root = JobRoot {
-            job: Some(job),
-            output: None,
-            completer,
-        };
-        self.enter(Box::new(root), arrival, measured, work_ms)?;
-        Ok(handle)
+        let root = move |w: &Worker| run_job(job, w).ok_or(RequestError::Cancelled);
+        self.enter(root, arrival, measured, work_ms)
     }
 
-    fn enter(
+    /// Queues a root (which returns its output, or why there is none) and hands back
+    /// its handle.
+    fn enter<F, T>(
         &self,
-        root: Box<dyn Root>,
+        root: F,
         arrival: Instant,
         measured: bool,
         work_ms: Option<f64>,
-    ) -> Result<(), SubmitError> {
+    ) -> Result<Handle<T>, SubmitError>
+    where
+        F: FnOnce(&Worker) -> Result<T, RequestError> + Send + 'static,
+        T: Send + 'static,
+    {
+        let (handle, completer) = oneshot();
+        let root: Box<dyn Root> = Box::new(FnRoot {
+            root: Some(root),
+            output: None,
+            completer,
+        });
         let work_ns = work_ms
             .filter(|w| w.is_finite() && *w >= 0.0)
             .map(|w| (w * 1e6) as u64);
@@ -187,7 +186,8 @@ impl StealRuntime {
             root,
         };
         // A refused request's completer is dropped with it; its handle was never given out.
-        self.shared.submit(pending).map_err(|(why, _)| why)
+        self.shared.submit(pending).map_err(|(why, _)| why)?;
+        Ok(handle)
     }
 
     /// The live metrics (`boosted_threads` is always 0).
@@ -258,7 +258,9 @@ impl Drop for StealRuntime {
     }
 }
 
-/// A closure root.
+/// A request's root: a closure that returns its output, or why there is none (a `Job`
+/// cancelled mid-way). Everything that runs the service's code is inside the catch, so a
+/// panic fails only this request.
 struct FnRoot<F, T> {
     root: Option<F>,
     output: Option<T>,
@@ -267,49 +269,26 @@ struct FnRoot<F, T> {
 
 impl<F, T> Root for FnRoot<F, T>
 where
-    F: FnOnce(&Worker) -> T + Send + 'static,
+    F: FnOnce(&Worker) -> Result<T, RequestError> + Send + 'static,
     T: Send + 'static,
 {
     fn run(&mut self, worker: &Worker) -> Result<(), RequestError> {
-        let root = self.root.take().expect("a root runs once");
+        let Some(root) = self.root.take() else {
+            return Err(RequestError::Panicked("a root ran twice (a bug)".into()));
+        };
         let output = catch_unwind(AssertUnwindSafe(|| root(worker)))
-            .map_err(|p| RequestError::Panicked(panic_text(&*p)))?;
+            .map_err(|p| RequestError::Panicked(panic_text(&*p)))??;
         self.output = Some(output);
         Ok(())
     }
 
     fn resolve(mut self: Box<Self>, result: Result<(), RequestError>, timing: Option<Timing>) {
-        resolve(&self.completer, self.output.take(), result, timing);
-    }
-}
-
-/// A [`Job`] as a fork-join root: a parallel-for over its units, then its merge.
-struct JobRoot<J: Job> {
-    job: Option<J>,
-    output: Option<J::Output>,
-    completer: Completer<J::Output>,
-}
-
-impl<J: Job> Root for JobRoot<J> {
-    fn run(&mut self, worker: &Worker) -> Result<(), RequestError> {
-        let Some(job) = self.job.take() else {
-            return Err(RequestError::Panicked("a root ran twice (a bug)".into()));
-        };
-        // Everything that runs the service's code, `units()` and the parts' and job's
-        // drops included, is inside the catch, so a panic fails only this request.
-        let run = catch_unwind(AssertUnwindSafe(|| run_job(job, worker)));
-        match run {
-            Ok(Some(output)) => {
-                self.output = Some(output);
-                Ok(())
-            }
-            Ok(None) => Err(RequestError::Cancelled),
-            Err(p) => Err(RequestError::Panicked(panic_text(&*p))),
-        }
-    }
-
-    fn resolve(mut self: Box<Self>, result: Result<(), RequestError>, timing: Option<Timing>) {
-        resolve(&self.completer, self.output.take(), result, timing);
+        let result = result.and_then(|()| {
+            self.output
+                .take()
+                .ok_or_else(|| RequestError::Panicked("no output (a bug)".into()))
+        });
+        self.completer.complete(result, timing);
     }
 }
 
@@ -349,16 +328,4 @@ fn run_job<J: Job>(job: J, worker: &Worker) -> Option<J::Output> {
             .collect();
         parts.map(|parts| job.merge(parts))
     }
-}
-
-/// Hands a root's output, or the reason there is none, to its submitter.
-fn resolve<T>(
-    completer: &Completer<T>,
-    output: Option<T>,
-    result: Result<(), RequestError>,
-    timing: Option<Timing>,
-) {
-    let result = result
-        .and_then(|()| output.ok_or_else(|| RequestError::Panicked("no output (a bug)".into())));
-    completer.complete(result, timing);
 }
