@@ -423,6 +423,9 @@ pub fn run_live<S: RequestSource>(
         degree_distribution: max_degrees.iter().map(|c| *c as f64 / measured).collect(),
         seed: cfg.seed,
         serialized: cfg.steal.as_ref().map(|_| steal_serialized),
+        energy: None,
+        migrations_per_request: None,
+        epochs: Vec::new(),
         phases: match &cfg.arrivals {
             Arrivals::Phases(phases) => phase_stats(phases, &latencies),
             _ => Vec::new(),

@@ -345,6 +345,7 @@ fn plan(args: &DemoArgs, profile: &DemandProfile, cores: usize) -> anyhow::Resul
         fm: Some(Arc::new(fm)),
         adaptive: Some(Arc::new(adaptive)),
         tail_control: None,
+        eetl: None,
     })
 }
 

@@ -5,13 +5,16 @@
 //! presets, speedup curves, arrival processes, and the planned tables.
 
 mod arrivals;
+mod control;
 mod csvfile;
 mod demand;
 mod distribution;
 mod error;
+mod hetero;
 mod job;
 mod policy;
 mod profile;
+mod s2f;
 mod shapes;
 mod speedup;
 mod steal;
@@ -19,18 +22,21 @@ mod summary;
 mod table;
 
 pub use arrivals::{parse_trace, read_trace, ArrivalError, ArrivalStream, Arrivals, Phase};
+pub use control::{EetlController, EetlPlan, GainSet, Reactive, EETL_PLAN_KIND};
 pub use demand::{lognormal_params, Demand, DemandModel, RequestDemand};
 pub use distribution::{Bin, BinnedDistribution, PROBABILITY_TOLERANCE};
 pub use error::{Location, ReadError, ReadErrorKind, SpecError};
+pub use hetero::{as2f_moves, dynamic_power, CoreSet, CoreType, Move, Placed, STATIC_SHARE};
 pub use job::Job;
 pub use policy::{Admission, Policy, Tables};
 pub use profile::{DemandProfile, RequestProfile};
+pub use s2f::{HeteroPolicy, HETERO_POLICY_FORMS};
 pub use shapes::Shape;
 pub use speedup::{Speedup, SpeedupSpec};
 pub use steal::{StealAdmission, StealPolicy, STEAL_POLICY_NAMES};
 pub use summary::{
-    degree_stats, exact_quantile, phase_stats, DegreeStats, LatencyRecorder, LatencyStats,
-    PhaseStats, RunSummary,
+    degree_stats, exact_quantile, phase_stats, DegreeStats, EnergySummary, EpochStats,
+    LatencyRecorder, LatencyStats, PhaseStats, RunSummary,
 };
 pub use table::{
     AdaptiveRow, AdaptiveTable, IntervalRow, IntervalTable, TailControlRow, TailControlTable,

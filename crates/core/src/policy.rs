@@ -8,6 +8,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::control::{EetlPlan, EETL_PLAN_KIND};
 use crate::csvfile::read_text;
 use crate::error::{Location, ReadError, ReadErrorKind, SpecError};
 use crate::table::{
@@ -73,6 +74,8 @@ pub struct Tables {
     /// The tail-control threshold table, for `tail-control` and
     /// `tail-control-clairvoyant`.
     pub tail_control: Option<Arc<TailControlTable>>,
+    /// The EETL controller plan, for `eetl:TARGET_MS` and `reactive:TARGET_MS`.
+    pub eetl: Option<Arc<EetlPlan>>,
 }
 
 impl Tables {
@@ -111,6 +114,12 @@ impl Tables {
                         return Err(twice());
                     }
                     tables.tail_control = Some(Arc::new(TailControlTable::parse(&text, &file)?));
+                }
+                Some(EETL_PLAN_KIND) => {
+                    if tables.eetl.is_some() {
+                        return Err(twice());
+                    }
+                    tables.eetl = Some(Arc::new(EetlPlan::parse(&text, &file)?));
                 }
                 _ => {
                     // Let the interval-table reader name what is wrong (bad JSON, no kind).

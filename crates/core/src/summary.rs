@@ -167,6 +167,45 @@ pub struct RunSummary {
     /// pileup check, or at admission by its clairvoyant variant).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serialized: Option<u64>,
+    /// Runs with core speeds: energy per request (shared/spec/formats.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<EnergySummary>,
+    /// Runs with core speeds: requests that moved to a faster core, per request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub migrations_per_request: Option<f64>,
+    /// Controlled runs (EETL, Reactive): each control epoch's measurement and output.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub epochs: Vec<EpochStats>,
+}
+
+/// Energy of a run on heterogeneous cores, in the dissertation's model (ch. 5, §5.2.5;
+/// docs/as2f.md): dynamic energy is each core type's busy time times its peak dynamic
+/// power (a speed-1 core uses 1 per ms), static power is 20% of the chip's peak.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnergySummary {
+    /// Energy of the whole run divided by the requests completed.
+    pub per_request: f64,
+    /// `per_request` over the baseline's.
+    pub normalized: f64,
+    /// What `normalized` divides by.
+    pub baseline: String,
+    /// The dynamic part of `per_request`.
+    pub dynamic_per_request: f64,
+    /// Of all busy core time, the share on each core type, slowest first.
+    pub busy_share: Vec<f64>,
+}
+
+/// One control epoch of a controlled run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EpochStats {
+    /// When the epoch ended, ms.
+    pub time_ms: f64,
+    /// The p99 over the epoch's window of completed requests, ms.
+    pub p99_ms: f64,
+    /// The load estimate, requests per second.
+    pub rps_estimate: f64,
+    /// The thresholds set for the next epoch, ms, one per faster core type.
+    pub thresholds_ms: Vec<f64>,
 }
 
 /// One load phase's latencies, for `phases:` arrivals (the FM paper's load-variation

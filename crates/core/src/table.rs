@@ -382,7 +382,7 @@ fn parse_table<T: DeserializeOwned>(
     Ok(table)
 }
 
-fn parse_json<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, ReadError> {
+pub(crate) fn parse_json<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, ReadError> {
     if text.trim().is_empty() {
         return Err(ReadError::new(Location::file(file), ReadErrorKind::Empty));
     }

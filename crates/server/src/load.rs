@@ -359,6 +359,9 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
             .collect(),
         seed: cfg.seed,
         serialized: None,
+        energy: None,
+        migrations_per_request: None,
+        epochs: Vec::new(),
         phases: Vec::new(),
     };
     Ok(LoadSummary {

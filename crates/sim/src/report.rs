@@ -121,6 +121,9 @@ pub(crate) fn summarize(cfg: &SimConfig, m: &mut Measurements) -> RunSummary {
         degree_distribution: m.max_degrees.iter().map(|c| *c as f64 / measured).collect(),
         seed: cfg.seed,
         serialized: None,
+        energy: None,
+        migrations_per_request: None,
+        epochs: Vec::new(),
         phases: match &cfg.arrivals {
             Arrivals::Phases(phases) => phase_stats(phases, &m.latencies),
             _ => Vec::new(),
