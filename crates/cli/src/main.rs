@@ -3,6 +3,7 @@
 mod chart;
 mod demo;
 mod plan;
+mod plan_eetl;
 mod profile;
 mod progress;
 mod run;
@@ -129,33 +130,40 @@ pub(crate) fn spinner(rate: Option<f64>) -> anyhow::Result<tailor_workloads::Spi
     Ok(spinner)
 }
 
-/// A `POLICY` of either family: the thread-pool policies of the FM paper, or a
-/// work-stealing one (tail-control paper).
+/// A `POLICY` of any family: the thread-pool policies of the FM paper, a work-stealing
+/// one (tail-control paper), or a heterogeneous-core one (dissertation ch. 5).
 #[derive(Debug, Clone)]
 pub(crate) enum AnyPolicy {
     Threads(tailor_core::Policy),
     Steal(tailor_core::StealPolicy),
+    Hetero(tailor_core::HeteroPolicy),
 }
 
 impl AnyPolicy {
-    /// Parses either family; the work-stealing names are tried first.
+    /// Parses any family; the work-stealing and heterogeneous names are tried first.
     pub(crate) fn parse(spec: &str, tables: &tailor_core::Tables) -> anyhow::Result<AnyPolicy> {
         Ok(if tailor_core::StealPolicy::is_steal_policy(spec) {
             AnyPolicy::Steal(tailor_core::StealPolicy::parse(
                 spec,
                 tables.tail_control.as_ref(),
             )?)
+        } else if tailor_core::HeteroPolicy::is_hetero_policy(spec) {
+            AnyPolicy::Hetero(tailor_core::HeteroPolicy::parse(
+                spec,
+                tables.eetl.as_ref(),
+            )?)
         } else {
             AnyPolicy::Threads(tailor_core::Policy::parse(spec, tables)?)
         })
     }
 
-    /// The thread-pool policy (SEQ as a placeholder for work stealing, whose engines do
-    /// not read it) and the work-stealing policy, if it is one.
+    /// The thread-pool policy (SEQ as a placeholder for the other families, whose engines
+    /// do not read it) and the work-stealing policy, if it is one.
     pub(crate) fn split(&self) -> (tailor_core::Policy, Option<tailor_core::StealPolicy>) {
         match self {
             AnyPolicy::Threads(p) => (p.clone(), None),
             AnyPolicy::Steal(p) => (tailor_core::Policy::Seq, Some(p.clone())),
+            AnyPolicy::Hetero(_) => (tailor_core::Policy::Seq, None),
         }
     }
 }

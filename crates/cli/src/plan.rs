@@ -36,6 +36,10 @@ pub(crate) enum PlanCommand {
     /// Compute tail-control's thresholds by active requests (Li et al., PPoPP 2016, §4.1,
     /// Fig. 3; formulas and conventions in docs/tail-control.md).
     TailControl(TailControlArgs),
+    /// Compute EETL's controller for heterogeneous cores (Haque's dissertation, ch. 5):
+    /// the low-load thresholds t* of Fig. 5.3, then one PI controller on the threshold
+    /// scale z per load interval, identified and tuned on the simulator (docs/as2f.md).
+    Eetl(crate::plan_eetl::EetlArgs),
 }
 
 #[derive(Debug, Args)]
@@ -211,6 +215,7 @@ pub(crate) fn run(cmd: PlanCommand) -> anyhow::Result<()> {
         PlanCommand::Adaptive(args) => adaptive(args),
         PlanCommand::Rc(args) => rc(args),
         PlanCommand::TailControl(args) => tail_control(args),
+        PlanCommand::Eetl(args) => crate::plan_eetl::eetl(args),
     }
 }
 
@@ -475,7 +480,7 @@ fn print_tail_control_table(table: &TailControlTable, w: &mut dyn Write) -> io::
 }
 
 fn rc(args: RcArgs) -> anyhow::Result<()> {
-    let cores = crate::simulate::parse_cores(&args.cores)?;
+    let cores = crate::simulate::parse_uniform_cores(&args.cores)?;
     let demand = Demand::parse(&args.demand)?;
     let speedup = args.speedup.as_deref().map(Speedup::parse).transpose()?;
     let demand = DemandModel::new(demand, speedup)?;

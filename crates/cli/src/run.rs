@@ -83,7 +83,15 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
     let (policy, steal) = if rayon {
         (tailor_core::Policy::Seq, None)
     } else {
-        AnyPolicy::parse(&args.policy, &tables)?.split()
+        let policy = AnyPolicy::parse(&args.policy, &tables)?;
+        if let AnyPolicy::Hetero(p) = &policy {
+            anyhow::bail!(
+                "--policy {}: heterogeneous-core policies run in `tailor simulate` only so far; \
+                 live runs need the slow-core emulation, which is not built yet",
+                p.name()
+            );
+        }
+        policy.split()
     };
     let workload = Workload::parse(&args.workload)?;
     let cores = match args.cores {

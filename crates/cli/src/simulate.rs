@@ -6,8 +6,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use rayon::prelude::*;
-use tailor_core::{Arrivals, Demand, DemandModel, RunSummary, Speedup, StealPolicy, Tables};
-use tailor_sim::{simulate, simulate_steal, write_records, write_trace, SimConfig, StealSimConfig};
+use tailor_core::{
+    Arrivals, CoreSet, Demand, DemandModel, HeteroPolicy, RunSummary, Speedup, StealPolicy, Tables,
+    HETERO_POLICY_FORMS,
+};
+use tailor_sim::{
+    simulate, simulate_hetero, simulate_steal, write_records, write_trace, HeteroSimConfig,
+    SimConfig, StealSimConfig,
+};
 
 use crate::{interactive, write_output, AnyPolicy, PathArg};
 
@@ -22,12 +28,15 @@ pub(crate) enum SummaryFormat {
 
 #[derive(Debug, Args)]
 pub(crate) struct SimulateArgs {
-    /// M identical cores, or COUNT@SPEED,... (only speed 1 is simulated so far).
+    /// M identical cores, or COUNT@SPEED,... (e.g. 8@1,1@2: eight slow cores and one
+    /// twice as fast), for the heterogeneous-core policies.
     #[arg(long)]
     cores: String,
     /// POLICY: seq, fix:N, fix:N:gate=K, interval:D_MS:N, adaptive, rc:THRESHOLD_MS:N,
     /// fm, fm:noboost; or a work-stealing one: steal-first, admit-first, random-admit,
-    /// tail-control, tail-control-clairvoyant. Repeat for a sweep.
+    /// tail-control, tail-control-clairvoyant; or, on cores of several speeds, one of
+    /// eetl:TARGET_MS, rtl, ee, oblivious, rc-hetero:WORK_MS, s2f:T1[:T2...],
+    /// reactive:TARGET_MS. Repeat for a sweep.
     #[arg(long = "policy", required = true)]
     policies: Vec<String>,
     /// DEMAND: exp:MEAN, const:MS, lognormal:MEAN:SD, profile:PATH, distribution:PATH,
@@ -89,36 +98,38 @@ pub(crate) struct SimulateArgs {
     unit_ms: f64,
 }
 
-/// Parses `--cores`: M, or COUNT@SPEED,... with every speed 1 for now.
-pub(crate) fn parse_cores(text: &str) -> anyhow::Result<usize> {
-    if let Ok(m) = text.parse::<usize>() {
-        anyhow::ensure!(m >= 1, "--cores: must be at least 1");
-        return Ok(m);
+/// Parses `--cores` for a model of identical speed-1 cores: M, or COUNT@1,...
+pub(crate) fn parse_uniform_cores(text: &str) -> anyhow::Result<usize> {
+    let cores = CoreSet::parse(text)?;
+    ensure_uniform(&cores, "this command")?;
+    Ok(cores.total())
+}
+
+/// Refuses core speeds other than 1 for `what`, which models identical cores.
+fn ensure_uniform(cores: &CoreSet, what: &str) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        cores.is_uniform_unit(),
+        "--cores {}: {what} runs on identical speed-1 cores; core speeds are for the \
+         heterogeneous-core policies ({HETERO_POLICY_FORMS})",
+        cores.spec()
+    );
+    Ok(())
+}
+
+/// Which engine runs a policy.
+#[derive(Debug, Clone)]
+enum Family {
+    Threads,
+    Steal(StealPolicy),
+    Hetero(HeteroPolicy),
+}
+
+fn policy_name(p: &AnyPolicy) -> String {
+    match p {
+        AnyPolicy::Threads(p) => p.name(),
+        AnyPolicy::Steal(p) => p.name().to_string(),
+        AnyPolicy::Hetero(p) => p.name(),
     }
-    let mut total = 0usize;
-    for group in text.split(',') {
-        let (count, speed) = group
-            .split_once('@')
-            .with_context(|| format!("--cores: {group:?} is neither M nor COUNT@SPEED"))?;
-        let count: usize = count
-            .parse()
-            .ok()
-            .filter(|c| *c >= 1)
-            .with_context(|| format!("--cores: count {count:?} must be a whole number >= 1"))?;
-        let speed: f64 = speed
-            .parse()
-            .ok()
-            .filter(|s: &f64| s.is_finite() && *s > 0.0)
-            .with_context(|| format!("--cores: speed {speed:?} must be a positive number"))?;
-        if speed != 1.0 {
-            bail!(
-                "--cores: core speed {speed} is not simulated yet; heterogeneous cores arrive \
-                 with Adaptive Slow-to-Fast. Use speed 1"
-            );
-        }
-        total += count;
-    }
-    Ok(total)
 }
 
 /// Parses `--rps`: R, or A:B:STEP (inclusive of B, within rounding).
@@ -144,7 +155,8 @@ pub(crate) fn parse_rps(text: &str) -> anyhow::Result<Vec<f64>> {
 }
 
 pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
-    let cores = parse_cores(&args.cores)?;
+    let core_set = CoreSet::parse(&args.cores)?;
+    let cores = core_set.total();
     let rps_list = parse_rps(&args.rps)?;
     let tables = Tables::read(&args.tables)?;
     let policies = args
@@ -163,9 +175,17 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let arrivals = Arrivals::parse(&args.arrivals)?;
     anyhow::ensure!(args.seeds >= 1, "--seeds: must be at least 1");
     let seeds: Vec<u64> = (0..args.seeds).map(|i| args.seed.wrapping_add(i)).collect();
-    let mut configs: Vec<(SimConfig, Option<StealPolicy>)> = Vec::new();
+    let mut configs: Vec<(SimConfig, Family)> = Vec::new();
     for policy in &policies {
         let (threads, steal) = policy.split();
+        let family = match (policy, steal) {
+            (AnyPolicy::Hetero(h), _) => Family::Hetero(h.clone()),
+            (_, Some(s)) => Family::Steal(s),
+            (_, None) => Family::Threads,
+        };
+        if !matches!(family, Family::Hetero(_)) {
+            ensure_uniform(&core_set, &format!("--policy {}", policy_name(policy)))?;
+        }
         for &rps in &rps_list {
             for &seed in &seeds {
                 let mut cfg = SimConfig::new(
@@ -184,14 +204,19 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
                 cfg.boost_nice = args.boost_nice;
                 cfg.trace = args.trace.is_some();
                 cfg.records = args.records.is_some();
-                configs.push((cfg, steal.clone()));
+                if matches!(family, Family::Hetero(_)) {
+                    cfg.capacity = Some(core_set.capacity());
+                }
+                configs.push((cfg, family.clone()));
             }
         }
     }
-    for (cfg, steal) in &configs {
-        let name = steal
-            .as_ref()
-            .map_or_else(|| cfg.policy.name(), |p| p.name().to_string());
+    for (cfg, family) in &configs {
+        let name = match family {
+            Family::Threads => cfg.policy.name(),
+            Family::Steal(p) => p.name().to_string(),
+            Family::Hetero(p) => p.name(),
+        };
         cfg.validate()
             .with_context(|| format!("{name} at {} rps", cfg.rps))?;
     }
@@ -209,13 +234,19 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let show = interactive() && !single;
     let outputs = configs
         .par_iter()
-        .map(|(cfg, steal)| {
-            let out = match steal {
-                None => simulate(cfg),
-                Some(policy) => simulate_steal(&StealSimConfig {
+        .map(|(cfg, family)| {
+            let out = match family {
+                Family::Threads => simulate(cfg),
+                Family::Steal(policy) => simulate_steal(&StealSimConfig {
                     base: cfg.clone(),
                     policy: policy.clone(),
                     unit_ms: args.unit_ms,
+                }),
+                Family::Hetero(policy) => simulate_hetero(&HeteroSimConfig {
+                    base: cfg.clone(),
+                    cores: core_set.clone(),
+                    policy: policy.clone(),
+                    open_loop: None,
                 }),
             };
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
@@ -272,8 +303,14 @@ pub(crate) fn print_sweep(
         ("target misses (%)", |s| {
             s.miss_ratio.map_or(f64::NAN, |m| 100.0 * m)
         }),
+        ("energy per request (model units)", |s| {
+            s.energy.as_ref().map_or(f64::NAN, |e| e.per_request)
+        }),
     ] {
         if title.starts_with("target") && summaries.iter().all(|s| s.miss_ratio.is_none()) {
+            continue;
+        }
+        if title.starts_with("energy") && summaries.iter().all(|s| s.energy.is_none()) {
             continue;
         }
         if seeds > 1 {

@@ -29,9 +29,9 @@ pub const EETL_PLAN_KIND: &str = "eetl-controller";
 /// One load interval's PID gains.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GainSet {
-    /// The interval holds estimated loads below this (requests per second); the last
-    /// interval's bound is ignored and it holds everything above the previous one.
-    pub rps_below: f64,
+    /// The interval holds estimated loads below this (requests per second); `None` for
+    /// the last, which holds everything above the previous bound.
+    pub rps_below: Option<f64>,
     /// The load its gains were tuned at (the interval's mid-point, §5.1.2).
     pub rps_tuned: f64,
     /// Proportional gain.
@@ -53,6 +53,9 @@ pub struct EetlPlan {
     pub kind: String,
     /// The tail-latency target, ms.
     pub target_ms: f64,
+    /// The p99 the controller steers each window to, ms: the target less a margin, so
+    /// that the tail over many windows stays within the target.
+    pub setpoint_ms: f64,
     /// The cores planned for, as `COUNT@SPEED,...`.
     pub cores: String,
     /// t*: the low-load thresholds (Fig. 5.3), one per faster core type, ms.
@@ -70,7 +73,7 @@ impl EetlPlan {
     pub fn gains_for(&self, rps: f64) -> &GainSet {
         self.gains
             .iter()
-            .find(|g| rps < g.rps_below)
+            .find(|g| g.rps_below.is_none_or(|b| rps < b))
             .unwrap_or_else(|| self.gains.last().expect("a plan has gains"))
     }
 
@@ -106,6 +109,13 @@ impl EetlPlan {
         };
         finite("target_ms", plan.target_ms, f64::MIN_POSITIVE)?;
         finite("z_max", plan.z_max, 0.0)?;
+        finite("setpoint_ms", plan.setpoint_ms, f64::MIN_POSITIVE)?;
+        if plan.setpoint_ms > plan.target_ms {
+            return Err(invalid(
+                "setpoint_ms".into(),
+                format!("must not exceed target_ms ({})", plan.target_ms),
+            ));
+        }
         if plan.window == 0 {
             return Err(invalid("window".into(), "must be at least 1".into()));
         }
@@ -144,11 +154,28 @@ impl EetlPlan {
                     ));
                 }
             }
-            if i > 0 && !(g.rps_below > plan.gains[i - 1].rps_below) {
+            if let Some(b) = g.rps_below.filter(|b| !(b.is_finite() && *b > 0.0)) {
                 return Err(invalid(
                     format!("gains[{i}].rps_below"),
-                    "load intervals must increase".into(),
+                    format!("must be a positive number, found {b}"),
                 ));
+            }
+            let last = i + 1 == plan.gains.len();
+            if g.rps_below.is_none() != last {
+                return Err(invalid(
+                    format!("gains[{i}].rps_below"),
+                    "every interval but the last needs a bound, and the last has none".into(),
+                ));
+            }
+            if let (Some(b), Some(Some(prev))) =
+                (g.rps_below, (i > 0).then(|| plan.gains[i - 1].rps_below))
+            {
+                if b <= prev {
+                    return Err(invalid(
+                        format!("gains[{i}].rps_below"),
+                        "load intervals must increase".into(),
+                    ));
+                }
             }
         }
         Ok(plan)
@@ -174,7 +201,7 @@ impl EetlController {
     /// Starts at z = `z0` (1 is the low-load solution).
     pub fn new(plan: &EetlPlan, z0: f64) -> Self {
         EetlController {
-            target_ms: plan.target_ms,
+            target_ms: plan.setpoint_ms,
             z: z0.clamp(0.0, plan.z_max),
             z_max: plan.z_max,
             errors: [0.0; 2],
@@ -186,7 +213,8 @@ impl EetlController {
         self.z
     }
 
-    /// One epoch: the window's p99 and the estimated load in; the new z out.
+    /// One epoch: the window's p99 and the estimated load in; the new z out. The error
+    /// is taken against the plan's setpoint.
     pub fn update(&mut self, plan: &EetlPlan, p99_ms: f64, rps: f64) -> f64 {
         let g = plan.gains_for(rps);
         let e = (p99_ms - self.target_ms) / self.target_ms;
@@ -256,13 +284,14 @@ mod tests {
         EetlPlan {
             kind: EETL_PLAN_KIND.into(),
             target_ms: 100.0,
+            setpoint_ms: 100.0,
             cores: "8@1,1@2".into(),
             thresholds_ms: vec![40.0],
             z_max: 1.0,
             window: 2000,
             gains: vec![
                 GainSet {
-                    rps_below: 20.0,
+                    rps_below: Some(20.0),
                     rps_tuned: 10.0,
                     kp: 0.0,
                     ki: 0.5,
@@ -271,7 +300,7 @@ mod tests {
                     model_b: 1.0,
                 },
                 GainSet {
-                    rps_below: 40.0,
+                    rps_below: None,
                     rps_tuned: 30.0,
                     kp: 0.1,
                     ki: 1.0,

@@ -111,6 +111,15 @@ impl CoreSet {
         self.counts.iter().sum()
     }
 
+    /// The cores' total speed, in speed-1 cores.
+    pub fn capacity(&self) -> f64 {
+        self.types
+            .iter()
+            .zip(&self.counts)
+            .map(|(t, &c)| t.speed * c as f64)
+            .sum()
+    }
+
     /// Whether every core runs at speed 1 (the thread-pool and work-stealing models).
     pub fn is_uniform_unit(&self) -> bool {
         self.types.len() == 1 && self.types[0].speed == 1.0
@@ -128,17 +137,32 @@ impl CoreSet {
         dynamic * STATIC_SHARE / (1.0 - STATIC_SHARE)
     }
 
-    /// Energy of a run, in model units (a speed-1 core busy for 1 ms uses 1): each type's
-    /// busy core-ms times its power, plus static power over the run's span. A core uses
-    /// no dynamic power while idle.
-    pub fn energy(&self, busy_ms: &[f64], span_ms: f64) -> f64 {
-        let dynamic: f64 = self
-            .types
+    /// Power of a busy core of type `k`: its peak dynamic power plus an equal share of
+    /// the chip's static power. Idle cores are taken to be power-gated, so static power
+    /// is charged only while a core runs a request (docs/as2f.md says why: charging it
+    /// over idle time too would hold RTL's energy near EE's at low load, while §5.3.1
+    /// reports 2.8x).
+    pub fn busy_power(&self, k: usize) -> f64 {
+        self.types[k].power + self.static_power() / self.total() as f64
+    }
+
+    /// Energy of a run, in model units (a speed-1 core busy for 1 ms uses 1 of dynamic
+    /// energy): each type's busy core-ms times its [`busy_power`](Self::busy_power).
+    pub fn energy(&self, busy_ms: &[f64]) -> f64 {
+        busy_ms
+            .iter()
+            .enumerate()
+            .map(|(k, b)| self.busy_power(k) * b)
+            .sum()
+    }
+
+    /// The dynamic part of [`energy`](Self::energy).
+    pub fn dynamic_energy(&self, busy_ms: &[f64]) -> f64 {
+        self.types
             .iter()
             .zip(busy_ms)
             .map(|(t, b)| t.power * b)
-            .sum();
-        dynamic + self.static_power() * span_ms
+            .sum()
     }
 
     /// The `COUNT@SPEED,...` text of this set.
@@ -151,6 +175,10 @@ impl CoreSet {
             .join(",")
     }
 }
+
+/// Ages this close below a threshold count as past it, so that a crossing scheduled
+/// for arrival + threshold is seen at that time despite rounding.
+pub const AGE_TOLERANCE_MS: f64 = 1e-6;
 
 /// A request as placement sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -213,7 +241,7 @@ pub fn as2f_moves(
         while free[k] > 0 {
             let pick = (0..n).find(|&i| {
                 let below = place[i].is_none_or(|t| t < k);
-                let crossed = requests[i].age_ms >= thresholds[k - 1];
+                let crossed = requests[i].age_ms + AGE_TOLERANCE_MS >= thresholds[k - 1];
                 let forced = i < n.saturating_sub(slower_than[k]);
                 below && (crossed || forced)
             });
@@ -226,15 +254,15 @@ pub fn as2f_moves(
             moves.push(Move { request: i, to: k });
         }
     }
-    for i in 0..n {
-        if place[i].is_some() {
+    for (i, p) in place.iter_mut().enumerate() {
+        if p.is_some() {
             continue;
         }
         let Some(k) = (0..n_types).find(|&k| free[k] > 0) else {
             break;
         };
         free[k] -= 1;
-        place[i] = Some(k);
+        *p = Some(k);
         moves.push(Move { request: i, to: k });
     }
     moves
@@ -284,8 +312,10 @@ mod tests {
         // 8 slow + 1 fast: peak dynamic 16, so static 4 and chip peak 20.
         let c = CoreSet::parse("8@1,1@2").unwrap();
         assert!((c.static_power() - 4.0).abs() < 1e-12);
-        // 10 ms on a slow core and 5 ms on the fast one over a 20 ms span.
-        assert!((c.energy(&[10.0, 5.0], 20.0) - (10.0 + 40.0 + 80.0)).abs() < 1e-9);
+        // Static 4 over 9 cores: a busy core adds 4/9. 10 ms slow and 5 ms fast.
+        let e = 10.0 * (1.0 + 4.0 / 9.0) + 5.0 * (8.0 + 4.0 / 9.0);
+        assert!((c.energy(&[10.0, 5.0]) - e).abs() < 1e-9);
+        assert!((c.dynamic_energy(&[10.0, 5.0]) - 50.0).abs() < 1e-9);
     }
 
     #[test]

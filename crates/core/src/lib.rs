@@ -26,7 +26,9 @@ pub use control::{EetlController, EetlPlan, GainSet, Reactive, EETL_PLAN_KIND};
 pub use demand::{lognormal_params, Demand, DemandModel, RequestDemand};
 pub use distribution::{Bin, BinnedDistribution, PROBABILITY_TOLERANCE};
 pub use error::{Location, ReadError, ReadErrorKind, SpecError};
-pub use hetero::{as2f_moves, dynamic_power, CoreSet, CoreType, Move, Placed, STATIC_SHARE};
+pub use hetero::{
+    as2f_moves, dynamic_power, CoreSet, CoreType, Move, Placed, AGE_TOLERANCE_MS, STATIC_SHARE,
+};
 pub use job::Job;
 pub use policy::{Admission, Policy, Tables};
 pub use profile::{DemandProfile, RequestProfile};

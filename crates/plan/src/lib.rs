@@ -1,15 +1,19 @@
 //! tailor's offline planners: the Few-to-Many interval table, tail-control's thresholds,
-//! and the Adaptive and RC baselines.
+//! the Adaptive and RC baselines, and EETL's low-load thresholds and controller tuning.
 //!
 //! Planners are pure computations from a workload description to a table in the file
 //! formats of shared/spec/formats.md; the simulator and the runtime read those tables.
 
 mod adaptive;
+mod as2f;
 mod fm;
 mod rc;
 mod tail_control;
 
 pub use adaptive::{plan_adaptive, AdaptiveParams};
+pub use as2f::{
+    identify_first_order, low_load_exhaustive, pole_placement, As2fError, LowLoad, LowLoadSolution,
+};
 pub use fm::{
     binned_problem, plan_fm, plan_fm_exhaustive, tail_rank, FmParams, FmProblem, PlanError,
     Prediction, Progress, WaitModel, PARALLELISM_TOLERANCE,

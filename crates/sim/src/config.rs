@@ -43,6 +43,10 @@ pub struct SimConfig {
     /// Whether to keep a record of every request.
     pub records: bool,
 
+    /// The cores' total speed in speed-1 cores, for heterogeneous cores (`None`: the
+    /// cores are identical speed-1 cores). Only the overload check reads it.
+    pub capacity: Option<f64>,
+
     /// Whether runs in which no core is ever shared may use the dedicated loop, which
     /// gives the same results faster (off only to check that claim).
     pub fast_path: bool,
@@ -75,6 +79,7 @@ impl SimConfig {
             boost_nice: -20,
             trace: false,
             records: false,
+            capacity: None,
             fast_path: true,
         }
     }
@@ -188,7 +193,8 @@ impl SimConfig {
             } else {
                 self.cores
             };
-            let utilization = rps * self.demand.mean_work_ms() / (1000.0 * servers as f64);
+            let servers = self.capacity.unwrap_or(servers as f64);
+            let utilization = rps * self.demand.mean_work_ms() / (1000.0 * servers);
             if utilization >= 1.0 {
                 return Err(SimError::Overload { rps, utilization });
             }

@@ -32,6 +32,9 @@
 //! Work-stealing policies (steal-first, admit-first, random-admit, tail-control) run on a
 //! separate fluid model of the work-stealing executor, [`simulate_steal`] (`steal.rs`).
 //!
+//! Sequential requests on heterogeneous cores (`--cores COUNT@SPEED,...`: Adaptive
+//! Slow-to-Fast and its comparisons) run on [`simulate_hetero`] (`hetero.rs`).
+//!
 //! Latency runs from the intended arrival to completion, queueing included. The first 5%
 //! of requests are warm-up and are left out of the run's statistics; per-phase
 //! statistics of phased arrivals cover every request of each phase. A request admitted
@@ -42,6 +45,7 @@ mod config;
 mod cpu;
 mod engine;
 mod fast;
+mod hetero;
 mod measure;
 mod queue;
 mod report;
@@ -50,6 +54,7 @@ mod time;
 
 pub use config::{SimConfig, SimError};
 pub use engine::simulate;
+pub use hetero::{simulate_hetero, HeteroSimConfig};
 pub use report::{write_records, write_trace, RequestRecord, SimOutput, TracePoint};
 pub use steal::{simulate_steal, StealSimConfig};
 pub use time::SimTime;

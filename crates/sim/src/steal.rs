@@ -32,6 +32,7 @@ use tailor_core::{workload_rngs, Speedup, StealAdmission, StealPolicy};
 use crate::config::{SimConfig, SimError};
 use crate::measure::{finish, Measurements};
 use crate::report::{RequestRecord, SimOutput, TracePoint};
+use crate::time::{next_event, Next};
 
 /// Work below this (ms) counts as done; times are compared with the same tolerance.
 const EPS: f64 = 1e-9;
@@ -115,37 +116,35 @@ pub fn simulate_steal(cfg: &StealSimConfig) -> Result<SimOutput, SimError> {
     };
     let mut upcoming = arrivals.enumerate().peekable();
     loop {
-        let next_change = sim.next_change();
         let next_arrival = upcoming.peek().map(|&(_, t)| t);
-        let change_first = match (next_change, next_arrival) {
-            (None, None) => break,
-            (Some(t), a) => a.is_none_or(|a| t <= a + EPS),
-            (None, Some(_)) => false,
-        };
-        if change_first {
-            sim.advance(next_change.expect("a change is next"));
-            sim.settle();
-        } else if let Some(t) = next_arrival {
-            sim.advance(t);
-            {
-                let (index, arrival) = upcoming.next().expect("peeked");
-                let demand = base.demand.sample(&mut demand_rng);
-                let serial_fraction = match demand.speedup {
-                    Speedup::Amdahl { serial_fraction } => serial_fraction,
-                    _ => 0.0,
-                };
-                sim.arrive(Req {
-                    index,
-                    arrival,
-                    start: arrival,
-                    work: demand.work_ms,
-                    parallel: (1.0 - serial_fraction) * demand.work_ms,
-                    serial: serial_fraction * demand.work_ms,
-                    cores: 0,
-                    max_cores: 0,
-                    processed: 0.0,
-                    stealable: true,
-                });
+        match next_event(sim.next_change(), next_arrival, EPS) {
+            None => break,
+            Some(Next::Change(t)) => {
+                sim.advance(t);
+                sim.settle();
+            }
+            Some(Next::Arrival(t)) => {
+                sim.advance(t);
+                {
+                    let (index, arrival) = upcoming.next().expect("peeked");
+                    let demand = base.demand.sample(&mut demand_rng);
+                    let serial_fraction = match demand.speedup {
+                        Speedup::Amdahl { serial_fraction } => serial_fraction,
+                        _ => 0.0,
+                    };
+                    sim.arrive(Req {
+                        index,
+                        arrival,
+                        start: arrival,
+                        work: demand.work_ms,
+                        parallel: (1.0 - serial_fraction) * demand.work_ms,
+                        serial: serial_fraction * demand.work_ms,
+                        cores: 0,
+                        max_cores: 0,
+                        processed: 0.0,
+                        stealable: true,
+                    });
+                }
             }
         }
         sim.schedule();
@@ -384,13 +383,8 @@ impl Sim<'_> {
         }
     }
 
-    /// A number in `0..n` from the run's seeded splitmix64 stream.
     fn random(&mut self, n: usize) -> usize {
-        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut x = self.rng;
-        x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((x ^ (x >> 31)) % n.max(1) as u64) as usize
+        crate::time::splitmix_below(&mut self.rng, n)
     }
 
     fn record_trace(&mut self) {

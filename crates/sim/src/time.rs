@@ -60,3 +60,33 @@ impl Sub for SimTime {
         self.0 - earlier.0
     }
 }
+
+/// A number in `0..n` from a seeded splitmix64 stream whose state is `state` (the
+/// fluid models' victim, queue and core choices).
+pub(crate) fn splitmix_below(state: &mut u64, n: usize) -> usize {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut x = *state;
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    ((x ^ (x >> 31)) % n.max(1) as u64) as usize
+}
+
+/// What a fluid model's event loop does next.
+pub(crate) enum Next {
+    /// Advance to this time and apply the state changes due.
+    Change(f64),
+    /// Advance to this time and take the next arrival.
+    Arrival(f64),
+}
+
+/// The next event of a fluid model: its next state change or the next arrival,
+/// whichever is first (a change within `eps` of an arrival goes first); `None` when
+/// neither is left.
+pub(crate) fn next_event(change: Option<f64>, arrival: Option<f64>, eps: f64) -> Option<Next> {
+    match (change, arrival) {
+        (None, None) => None,
+        (Some(t), a) if a.is_none_or(|a| t <= a + eps) => Some(Next::Change(t)),
+        (_, Some(a)) => Some(Next::Arrival(a)),
+        (Some(t), None) => Some(Next::Change(t)),
+    }
+}
