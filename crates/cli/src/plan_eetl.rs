@@ -137,7 +137,13 @@ pub(crate) fn eetl(args: EetlArgs) -> anyhow::Result<()> {
                 args.intervals
             );
         }
-        let (a, b) = identify(&args, &cores, &demand, &low.thresholds, rps)?;
+        let (a, b, c) = identify(&args, &cores, &demand, &low.thresholds, rps)?;
+        // Steady state at the setpoint y* = -margin: (1 - a) y* = b z + c.
+        let z_steady = if b > 1e-6 {
+            (((1.0 - a) * -args.margin - c) / b).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
         let (kp, ki, kd) = if b > 1e-6 {
             pole_placement(a, b, args.rho)
         } else {
@@ -148,7 +154,8 @@ pub(crate) fn eetl(args: EetlArgs) -> anyhow::Result<()> {
             (0.0, 0.1, 0.0)
         };
         eprintln!(
-            "  {rps:.1} rps: model y = {a:.3} y' + {b:.3} z' + c; Kp {kp:.3}, Ki {ki:.3}, Kd {kd}"
+            "  {rps:.1} rps: model y = {a:.3} y' + {b:.3} z' + {c:.3}; Kp {kp:.3}, Ki {ki:.3}, \
+             Kd {kd}; steady z {z_steady:.2}"
         );
         gains.push(GainSet {
             rps_below: (i + 1 < args.intervals).then(|| lo + (i + 1) as f64 * width),
@@ -158,6 +165,7 @@ pub(crate) fn eetl(args: EetlArgs) -> anyhow::Result<()> {
             kd,
             model_a: a,
             model_b: b,
+            z_steady,
         });
     }
     let plan = EetlPlan {
@@ -175,15 +183,15 @@ pub(crate) fn eetl(args: EetlArgs) -> anyhow::Result<()> {
 
 /// Simulates `epochs` open-loop epochs at `rps` with z from a seeded sequence of
 /// [`LEVELS`], and fits y_k = a y_{k-1} + b z_{k-1} + c to the relative p99 error of
-/// each epoch (the first, from an empty system, is left out). Returns (a, b), a clamped
-/// to [0, 0.9].
+/// each epoch (the first, from an empty system, is left out). Returns (a, b, c), a
+/// clamped to [0, 0.9].
 fn identify(
     args: &EetlArgs,
     cores: &CoreSet,
     demand: &DemandModel,
     t_star: &[f64],
     rps: f64,
-) -> anyhow::Result<(f64, f64)> {
+) -> anyhow::Result<(f64, f64, f64)> {
     // Each level held two epochs, in a seeded shuffled order.
     let mut state = args.seed ^ 0x4545_544C;
     let z: Vec<f64> = (0..args.epochs + 3)
@@ -232,7 +240,7 @@ fn identify(
         "identifying the plant at {rps:.1} rps: too few epochs ({m})"
     );
     let u: Vec<f64> = (0..m - 1).map(|i| z[i + 2]).collect();
-    let (a, b, _) = identify_first_order(&u, &y[1..m])
+    let (a, b, c) = identify_first_order(&u, &y[1..m])
         .context("the identification run's inputs did not vary; raise --epochs")?;
-    Ok((a.clamp(0.0, 0.9), b))
+    Ok((a.clamp(0.0, 0.9), b, c))
 }

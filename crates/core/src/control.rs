@@ -44,6 +44,9 @@ pub struct GainSet {
     pub model_a: f64,
     /// Its input gain (relative p99 per unit of z).
     pub model_b: f64,
+    /// The z at which the model's steady state meets the setpoint, clamped to
+    /// [0, z_max]; the controller drops to it when the load moves into this interval.
+    pub z_steady: f64,
 }
 
 /// What `tailor plan eetl` writes: the low-load thresholds and the gain schedule.
@@ -69,12 +72,17 @@ pub struct EetlPlan {
 }
 
 impl EetlPlan {
-    /// The gains for an estimated load.
-    pub fn gains_for(&self, rps: f64) -> &GainSet {
+    /// The index of the gain set for an estimated load.
+    pub fn interval_of(&self, rps: f64) -> usize {
         self.gains
             .iter()
-            .find(|g| g.rps_below.is_none_or(|b| rps < b))
-            .unwrap_or_else(|| self.gains.last().expect("a plan has gains"))
+            .position(|g| g.rps_below.is_none_or(|b| rps < b))
+            .unwrap_or(self.gains.len() - 1)
+    }
+
+    /// The gains for an estimated load.
+    pub fn gains_for(&self, rps: f64) -> &GainSet {
+        &self.gains[self.interval_of(rps)]
     }
 
     /// Reads and checks a plan file.
@@ -146,6 +154,7 @@ impl EetlPlan {
                 ("ki", g.ki),
                 ("kd", g.kd),
                 ("model_a", g.model_a),
+                ("z_steady", g.z_steady),
             ] {
                 if !v.is_finite() {
                     return Err(invalid(
@@ -188,6 +197,10 @@ impl EetlPlan {
     }
 }
 
+/// How far above a load interval's lower bound an estimate must be to trigger the
+/// feedforward into it, so that a load sitting on a boundary does not keep firing it.
+pub const FEEDFORWARD_MARGIN: f64 = 0.15;
+
 /// EETL's gain-scheduled PID on z (§5.1.2, §5.1.4).
 #[derive(Debug, Clone)]
 pub struct EetlController {
@@ -195,6 +208,8 @@ pub struct EetlController {
     z: f64,
     z_max: f64,
     errors: [f64; 2],
+    /// The gain set the last load estimate fell in.
+    interval: Option<usize>,
 }
 
 impl EetlController {
@@ -205,6 +220,7 @@ impl EetlController {
             z: z0.clamp(0.0, plan.z_max),
             z_max: plan.z_max,
             errors: [0.0; 2],
+            interval: None,
         }
     }
 
@@ -213,10 +229,35 @@ impl EetlController {
         self.z
     }
 
+    /// A new load estimate, between epochs. When it is in a busier load interval than
+    /// the last epoch's estimate, and at least [`FEEDFORWARD_MARGIN`] above that
+    /// interval's lower bound, z drops to the interval's `z_steady` if it is above it (a
+    /// feedforward of the scheduled operating point; docs/as2f.md). It fires at most
+    /// once until an epoch's estimate re-arms it. Returns the new z when it changed.
+    pub fn on_load(&mut self, plan: &EetlPlan, rps: f64) -> Option<f64> {
+        let i = plan.interval_of(rps);
+        let armed = self.interval.unwrap_or(i);
+        if i == 0 || i <= armed {
+            return None;
+        }
+        let lower = plan.gains[i - 1].rps_below.unwrap_or(0.0);
+        if rps < lower * (1.0 + FEEDFORWARD_MARGIN) {
+            return None;
+        }
+        self.interval = Some(i);
+        let steady = plan.gains[i].z_steady;
+        if self.z > steady {
+            self.z = steady.clamp(0.0, self.z_max);
+            return Some(self.z);
+        }
+        None
+    }
+
     /// One epoch: the window's p99 and the estimated load in; the new z out. The error
     /// is taken against the plan's setpoint.
     pub fn update(&mut self, plan: &EetlPlan, p99_ms: f64, rps: f64) -> f64 {
         let g = plan.gains_for(rps);
+        self.interval = Some(plan.interval_of(rps));
         let e = (p99_ms - self.target_ms) / self.target_ms;
         let [e1, e2] = self.errors;
         let dz = g.kp * (e - e1) + g.ki * e + g.kd * (e - 2.0 * e1 + e2);
@@ -298,6 +339,7 @@ mod tests {
                     kd: 0.0,
                     model_a: 0.0,
                     model_b: 1.0,
+                    z_steady: 1.0,
                 },
                 GainSet {
                     rps_below: None,
@@ -307,6 +349,7 @@ mod tests {
                     kd: 0.0,
                     model_a: 0.0,
                     model_b: 0.5,
+                    z_steady: 0.4,
                 },
             ],
         }
@@ -336,6 +379,24 @@ mod tests {
             c.update(&p, 1000.0, 30.0);
         }
         assert_eq!(c.z(), 0.0);
+    }
+
+    #[test]
+    fn a_rise_into_a_busier_interval_drops_z_to_its_steady_state() {
+        let p = plan();
+        let mut c = EetlController::new(&p, 1.0);
+        c.update(&p, 100.0, 10.0);
+        // Just past the 20 rps bound is not enough; 15% past it is.
+        assert_eq!(c.on_load(&p, 21.0), None);
+        assert_eq!(c.on_load(&p, 30.0), Some(0.4));
+        // Falling back does not raise it; the integral does that.
+        assert_eq!(c.on_load(&p, 10.0), None);
+        assert_eq!(c.z(), 0.4);
+        // It fires once until an epoch re-arms it.
+        c.z = 0.9;
+        assert_eq!(c.on_load(&p, 30.0), None);
+        c.update(&p, 100.0, 10.0);
+        assert_eq!(c.on_load(&p, 30.0), Some(0.4));
     }
 
     #[test]

@@ -22,7 +22,9 @@ mod summary;
 mod table;
 
 pub use arrivals::{parse_trace, read_trace, ArrivalError, ArrivalStream, Arrivals, Phase};
-pub use control::{EetlController, EetlPlan, GainSet, Reactive, EETL_PLAN_KIND};
+pub use control::{
+    EetlController, EetlPlan, GainSet, Reactive, EETL_PLAN_KIND, FEEDFORWARD_MARGIN,
+};
 pub use demand::{lognormal_params, Demand, DemandModel, RequestDemand};
 pub use distribution::{Bin, BinnedDistribution, PROBABILITY_TOLERANCE};
 pub use error::{Location, ReadError, ReadErrorKind, SpecError};

@@ -17,6 +17,8 @@
 //!   share of the chip's static power; idle cores are power-gated), divided by the
 //!   requests ([`CoreSet::energy`]).
 
+use std::collections::VecDeque;
+
 use tailor_core::{
     as2f_moves, exact_quantile, workload_rngs, CoreSet, EetlController, EnergySummary, EpochStats,
     HeteroPolicy, Placed, Reactive, AGE_TOLERANCE_MS,
@@ -26,6 +28,9 @@ use crate::config::{SimConfig, SimError};
 use crate::measure::{finish, Measurements};
 use crate::report::{RequestRecord, SimOutput, TracePoint};
 use crate::time::{next_event, Next};
+
+/// Arrivals the load estimator averages over.
+const LOAD_WINDOW: usize = 500;
 
 /// Times closer than this (ms) are equal.
 const EPS: f64 = 1e-9;
@@ -83,6 +88,8 @@ struct Sim<'a> {
     epoch_start: f64,
     epoch_arrivals: usize,
     epochs: Vec<EpochStats>,
+    /// The last arrivals, for the load estimator.
+    recent: VecDeque<f64>,
     m: Measurements,
     trace: Vec<TracePoint>,
 }
@@ -158,6 +165,7 @@ pub fn simulate_hetero(cfg: &HeteroSimConfig) -> Result<SimOutput, SimError> {
         epoch_start: 0.0,
         epoch_arrivals: 0,
         epochs: Vec::new(),
+        recent: VecDeque::new(),
         m: Measurements::with_max_degree(base, 1),
         trace: Vec::new(),
     };
@@ -352,6 +360,7 @@ impl Sim<'_> {
 
     fn arrive(&mut self, req: Req) {
         self.epoch_arrivals += 1;
+        self.estimate_load(req.arrival);
         let slot = match self.free_slots.pop() {
             Some(s) => {
                 self.reqs[s] = req;
@@ -363,6 +372,30 @@ impl Sim<'_> {
             }
         };
         self.active.push(slot);
+    }
+
+    /// EETL's load estimator: the arrival rate over the last [`LOAD_WINDOW`] arrivals,
+    /// given to the controller at every arrival so that a load step moves z before the
+    /// epoch ends.
+    fn estimate_load(&mut self, arrival: f64) {
+        let (Control::Eetl(c), HeteroPolicy::Eetl(plan)) = (&mut self.control, &self.cfg.policy)
+        else {
+            return;
+        };
+        self.recent.push_back(arrival);
+        if self.recent.len() > LOAD_WINDOW {
+            self.recent.pop_front();
+        }
+        let (Some(first), Some(last)) = (self.recent.front(), self.recent.back()) else {
+            return;
+        };
+        if self.recent.len() < LOAD_WINDOW || last <= first {
+            return;
+        }
+        let rps = (self.recent.len() - 1) as f64 * 1000.0 / (last - first);
+        if let Some(z) = c.on_load(plan, rps) {
+            self.thresholds = Some(plan.thresholds_ms.iter().map(|t| t * z).collect());
+        }
     }
 
     /// Applies the policy's placement decisions for the current state.
