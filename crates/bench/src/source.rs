@@ -4,7 +4,9 @@ use std::sync::Arc;
 
 use tailor_core::{workload_rngs, DemandModel, Job};
 use tailor_workloads::search::{QuerySpec, SearchIndex, SearchJob};
-use tailor_workloads::{BlackScholesJob, PdeCalibration, Spinner, SyntheticJob, SyntheticShape};
+use tailor_workloads::{
+    AsianJob, BlackScholesJob, PdeCalibration, Spinner, SyntheticJob, SyntheticShape,
+};
 
 use rand::RngExt;
 
@@ -121,6 +123,38 @@ impl RequestSource for BlackScholesSource {
 
     fn work_ms(&self, i: usize) -> Option<f64> {
         Some(self.works[i])
+    }
+}
+
+/// Monte Carlo Asian-option requests: request i's option is drawn from the seed and i,
+/// and its work follows from its path count (not known before it runs).
+#[derive(Debug, Clone)]
+pub struct AsianSource {
+    count: usize,
+    seed: u64,
+    scale: f64,
+}
+
+impl AsianSource {
+    /// `count` requests of the run seeded `seed`, path counts times `scale`.
+    pub fn new(count: usize, seed: u64, scale: f64) -> AsianSource {
+        AsianSource { count, seed, scale }
+    }
+}
+
+impl RequestSource for AsianSource {
+    type Job = AsianJob;
+
+    fn len(&self) -> usize {
+        self.count
+    }
+
+    fn job(&self, i: usize) -> AsianJob {
+        AsianJob::new(self.seed, i as u64, self.scale)
+    }
+
+    fn work_ms(&self, _i: usize) -> Option<f64> {
+        None
     }
 }
 

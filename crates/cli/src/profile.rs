@@ -7,7 +7,7 @@ use tailor_core::{seeded_rng, Demand, DemandModel, DemandProfile, RequestProfile
 
 use anyhow::Context;
 use tailor_bench::{
-    measure_profile, BlackScholesSource, ProfileConfig, SearchSource, SyntheticSource,
+    measure_profile, AsianSource, BlackScholesSource, ProfileConfig, SearchSource, SyntheticSource,
 };
 use tailor_workloads::{PdeCalibration, Workload};
 
@@ -153,6 +153,10 @@ fn measure(args: MeasureArgs) -> anyhow::Result<()> {
                 args.requests,
                 args.seed,
             );
+            measure_profile(&cfg, &source, show)?
+        }
+        Workload::Asian { scale } => {
+            let source = AsianSource::new(args.requests, args.seed, scale);
             measure_profile(&cfg, &source, show)?
         }
     };

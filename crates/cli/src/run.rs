@@ -5,7 +5,8 @@ use clap::Args;
 use std::sync::Arc;
 
 use tailor_bench::{
-    run_live, BlackScholesSource, LiveConfig, LiveOutput, SearchSource, SyntheticSource,
+    run_live, AsianSource, BlackScholesSource, LiveConfig, LiveOutput, SearchSource,
+    SyntheticSource,
 };
 use tailor_core::{exact_quantile, Arrivals, DemandProfile, Tables};
 use tailor_sim::write_records;
@@ -143,6 +144,13 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
             );
             let source = BlackScholesSource::new(&demand, calibration, count, cfg.seed);
             run_live(&cfg, &Arc::new(source))?
+        }
+        Workload::Asian { scale } => {
+            anyhow::ensure!(
+                args.search_profile.is_none() && args.tantivy_executor.is_none(),
+                "--search-profile and --tantivy-executor go with --workload search"
+            );
+            run_live(&cfg, &Arc::new(AsianSource::new(count, cfg.seed, scale)))?
         }
     };
     if cfg.steal.is_none() && !cfg.rayon {

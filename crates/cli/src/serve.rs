@@ -104,9 +104,9 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let workload = match Workload::parse(&args.workload)? {
         Workload::Search => ServedWorkload::Search(args.search.prepare()?.index),
-        Workload::BlackScholes { .. } => anyhow::bail!(
-            "--workload: `tailor serve` serves search and synthetic work; black-scholes runs \
-             with `tailor run`"
+        Workload::BlackScholes { .. } | Workload::Asian { .. } => anyhow::bail!(
+            "--workload: `tailor serve` serves search and synthetic work; black-scholes and \
+             asian run with `tailor run`"
         ),
         Workload::Synthetic { demand, shape } => ServedWorkload::Synthetic {
             demand,

@@ -1,9 +1,11 @@
-//! tailor's request kernels: the calibrated synthetic workload, Black-Scholes PDE pricing, and search on tantivy.
+//! tailor's request kernels: the calibrated synthetic workload, Black-Scholes PDE pricing, Monte Carlo Asian options, and search on tantivy.
 
+mod asian;
 mod black_scholes;
 pub mod search;
 mod synthetic;
 
+pub use asian::{simulate_paths, AsianJob, AsianOption, PathSums, PATHS_PER_UNIT};
 pub use black_scholes::{
     normal_cdf, price_closed_form, price_pde, BlackScholesJob, EuropeanOption, Grid, PdeCalibration,
 };
@@ -32,6 +34,13 @@ pub enum Workload {
         /// Where each request's work comes from.
         demand: DemandModel,
     },
+    /// `asian[:SCALE]`: each request prices a path-dependent Asian option by Monte Carlo,
+    /// its path count set by its volatility and notional (times SCALE, default 1), so
+    /// its work is heavy-tailed (the dissertation's finance server, §5.2.1).
+    Asian {
+        /// Multiplies every request's path count.
+        scale: f64,
+    },
 }
 
 impl Workload {
@@ -45,6 +54,17 @@ impl Workload {
         if spec == "search" {
             return Ok(Workload::Search);
         }
+        if spec == "asian" {
+            return Ok(Workload::Asian { scale: 1.0 });
+        }
+        if let Some(scale) = spec.strip_prefix("asian:") {
+            let scale = scale
+                .parse::<f64>()
+                .ok()
+                .filter(|s| s.is_finite() && *s > 0.0)
+                .ok_or_else(|| bad("asian:SCALE takes a positive number"))?;
+            return Ok(Workload::Asian { scale });
+        }
         if let Some(demand) = spec.strip_prefix("black-scholes:") {
             let demand = DemandModel::new(
                 Demand::parse(demand)?,
@@ -53,7 +73,7 @@ impl Workload {
             return Ok(Workload::BlackScholes { demand });
         }
         let rest = spec.strip_prefix("synthetic:").ok_or_else(|| {
-            bad("expected search, synthetic:DEMAND[:SPEEDUP] or black-scholes:DEMAND")
+            bad("expected search, synthetic:DEMAND[:SPEEDUP], black-scholes:DEMAND or asian[:SCALE]")
         })?;
         // The speedup, if any, is the last part: `:linear` or `:amdahl:F`.
         let (demand, speedup) = if let Some(d) = rest.strip_suffix(":linear") {
