@@ -2,6 +2,7 @@
 
 mod chart;
 mod demo;
+mod emulate;
 mod plan;
 mod plan_eetl;
 mod profile;
@@ -46,6 +47,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Load a `tailor serve` with open-loop HTTP requests and print the run summary.
     Load(serve::LoadArgs),
+    /// Measure duty-cycle slow-core emulation: planned against measured slowdown
+    /// (Haque's dissertation, §5.2.3, Fig. 5.5).
+    Emulate(emulate::EmulateArgs),
 }
 
 fn main() -> ExitCode {
@@ -58,6 +62,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Serve(args) => serve::serve(args),
         Command::Load(args) => serve::load(args),
+        Command::Emulate(args) => emulate::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

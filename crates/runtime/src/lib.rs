@@ -18,6 +18,7 @@
 //!   either resolves or is refused at submission; shutdown drains or cancels.
 
 mod admission;
+pub mod emulate;
 mod handle;
 mod metrics;
 mod priority;

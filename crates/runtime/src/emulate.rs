@@ -1,0 +1,173 @@
+//! Slow cores emulated on a homogeneous machine by duty cycling, and thread pinning.
+//!
+//! Haque's dissertation (ch. 5, §5.2.3) emulates slower cores by running, on each "slow"
+//! core, a CPU-bound background thread that computes for part of every period and sleeps
+//! for the rest, with periods of 100 to 500 us. A request thread pinned to that core gets
+//! what the background thread leaves, so a planned slowdown f (the core at 1/f of its
+//! speed) takes a duty cycle of 1 - 1/f. The background thread must win the core whenever
+//! it wants it: it asks for SCHED_FIFO (real-time, above every ordinary thread), and
+//! failing that for nice -20.
+
+// sched_setaffinity, sched_setscheduler and setpriority are foreign functions; every
+// unsafe block says why it is sound.
+#![allow(unsafe_code)]
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Pins the calling thread to one CPU. Returns whether the kernel accepted it.
+pub fn pin_current_thread(cpu: usize) -> bool {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return false;
+    }
+    // SAFETY: cpu_set_t is plain data, zeroed is a valid empty set; CPU_SET writes a bit
+    // inside it (cpu < CPU_SETSIZE, checked above); sched_setaffinity reads exactly
+    // size_of::<cpu_set_t>() bytes from a valid pointer; pid 0 is the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
+}
+
+/// How the emulator thread got priority over request threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmulatorPriority {
+    /// SCHED_FIFO at priority 1: it preempts every ordinary thread at once.
+    RealTime,
+    /// Nice -20: a CFS weight about 86 times an ordinary thread's.
+    Nice,
+    /// Neither was allowed; the emulator competes as an ordinary thread and the
+    /// slowdown will fall short of the plan.
+    Ordinary,
+}
+
+fn raise_current_thread() -> EmulatorPriority {
+    // SAFETY: sched_param is plain data; the pointer is valid for the call; pid 0 is the
+    // calling thread.
+    let fifo = unsafe {
+        let param = libc::sched_param { sched_priority: 1 };
+        libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0
+    };
+    if fifo {
+        return EmulatorPriority::RealTime;
+    }
+    // SAFETY: gettid and setpriority take plain integers.
+    let nice = unsafe {
+        let tid = libc::gettid() as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, -20) == 0
+    };
+    if nice {
+        EmulatorPriority::Nice
+    } else {
+        EmulatorPriority::Ordinary
+    }
+}
+
+/// A running slow-core emulator; stopped and joined on drop.
+#[derive(Debug)]
+pub struct SlowCore {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    priority: EmulatorPriority,
+    pinned: bool,
+}
+
+impl SlowCore {
+    /// Starts duty cycling `cpu` so that it runs other threads at 1/`slowdown` of its
+    /// speed: every `period`, the emulator computes for (1 - 1/slowdown) of it and sleeps
+    /// for the rest. `slowdown` must be at least 1 (1 starts nothing that takes time).
+    pub fn start(cpu: usize, slowdown: f64, period: Duration) -> std::io::Result<SlowCore> {
+        Self::start_compensated(cpu, slowdown, period, Duration::ZERO)
+    }
+
+    /// Like [`start`](Self::start), with the emulator computing `loss` less per period:
+    /// the time each period costs the other threads beyond the emulator's own share
+    /// (two context switches and their cache effects; `tailor emulate` measures it).
+    pub fn start_compensated(
+        cpu: usize,
+        slowdown: f64,
+        period: Duration,
+        loss: Duration,
+    ) -> std::io::Result<SlowCore> {
+        assert!(
+            slowdown >= 1.0 && slowdown.is_finite(),
+            "slowdown must be >= 1"
+        );
+        let busy = period.mul_f64(1.0 - 1.0 / slowdown).saturating_sub(loss);
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("tailor-slow-core-{cpu}"))
+            .spawn(move || {
+                let pinned = pin_current_thread(cpu);
+                let priority = raise_current_thread();
+                let _ = tx.send((pinned, priority));
+                let mut next = Instant::now();
+                while !flag.load(Ordering::Relaxed) {
+                    let until = next + busy;
+                    while Instant::now() < until {
+                        std::hint::spin_loop();
+                    }
+                    next += period;
+                    let now = Instant::now();
+                    if next > now {
+                        std::thread::sleep(next - now);
+                    } else {
+                        // Overran (preempted or descheduled): start the next period now.
+                        next = now;
+                    }
+                }
+            })?;
+        let (pinned, priority) = rx.recv().unwrap_or((false, EmulatorPriority::Ordinary));
+        Ok(SlowCore {
+            stop,
+            thread: Some(thread),
+            priority,
+            pinned,
+        })
+    }
+
+    /// The priority the emulator thread got.
+    pub fn priority(&self) -> EmulatorPriority {
+        self.priority
+    }
+
+    /// Whether the emulator thread is pinned to its CPU.
+    pub fn pinned(&self) -> bool {
+        self.pinned
+    }
+}
+
+impl Drop for SlowCore {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pinning_takes_a_valid_cpu_and_refuses_an_impossible_one() {
+        let handle = std::thread::spawn(|| (pin_current_thread(0), pin_current_thread(1 << 20)));
+        let (ok, bad) = handle.join().unwrap();
+        assert!(ok);
+        assert!(!bad);
+    }
+
+    #[test]
+    fn an_emulator_starts_and_stops() {
+        let slow = SlowCore::start(0, 2.0, Duration::from_micros(200)).unwrap();
+        assert!(slow.pinned());
+        std::thread::sleep(Duration::from_millis(5));
+        drop(slow);
+    }
+}
