@@ -116,6 +116,27 @@ fn ensure_uniform(cores: &CoreSet, what: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Normalizes energy as the dissertation does (ch. 5, §5.3.1): to EE's energy per
+/// request at the lowest load, when the sweep has EE (per seed); otherwise the summaries
+/// keep their own baseline.
+fn normalize_to_ee(summaries: &mut [RunSummary]) {
+    let bases: Vec<(u64, f64, f64)> = summaries
+        .iter()
+        .filter(|s| s.policy == "ee")
+        .filter_map(|s| s.energy.as_ref().map(|e| (s.seed, s.rps, e.per_request)))
+        .collect();
+    for s in summaries.iter_mut() {
+        let lowest = bases
+            .iter()
+            .filter(|b| b.0 == s.seed)
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        if let (Some(&(_, rps, base)), Some(e)) = (lowest, s.energy.as_mut()) {
+            e.normalized = e.per_request / base;
+            e.baseline = format!("ee at {rps} rps");
+        }
+    }
+}
+
 /// Which engine runs a policy.
 #[derive(Debug, Clone)]
 enum Family {
@@ -267,7 +288,8 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.trace {
         write_output(Some(path.as_path()), |w| write_trace(&outputs[0].trace, w))?;
     }
-    let summaries: Vec<RunSummary> = outputs.into_iter().map(|o| o.summary).collect();
+    let mut summaries: Vec<RunSummary> = outputs.into_iter().map(|o| o.summary).collect();
+    normalize_to_ee(&mut summaries);
     write_output(None, |w| match format {
         SummaryFormat::Json => {
             for s in &summaries {

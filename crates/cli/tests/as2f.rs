@@ -1,0 +1,203 @@
+//! End-to-end tests of the heterogeneous-core family: `plan eetl`, `simulate --cores COUNT@SPEED` with its policies, and how they report bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn tailor(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args(args)
+        .output()
+        .expect("the tailor binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tailor-as2f-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const DEMAND: &str = "lognormal:60:60";
+
+fn plan(dir: &PathBuf, target: &str) -> String {
+    let path = dir.join(format!("eetl-{target}.json"));
+    let out = tailor(&[
+        "plan",
+        "eetl",
+        "--demand",
+        DEMAND,
+        "--cores",
+        "8@1,1@2",
+        "--target-ms",
+        target,
+        "--rps",
+        "10:100",
+        "--window",
+        "500",
+        "--epochs",
+        "12",
+        "--samples",
+        "5000",
+        "--out",
+        path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("low-load thresholds t*"));
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn eetl_plans_and_every_policy_simulates_with_energy() {
+    let dir = scratch("sweep");
+    let table = plan(&dir, "200");
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&table).unwrap()).unwrap();
+    assert_eq!(plan["kind"], "eetl-controller");
+    assert_eq!(plan["gains"].as_array().unwrap().len(), 3);
+    assert!(plan["gains"][2]["rps_below"].is_null());
+    let out = tailor(&[
+        "simulate",
+        "--cores",
+        "8@1,1@2",
+        "--demand",
+        DEMAND,
+        "--arrivals",
+        "poisson",
+        "--rps",
+        "20:60:40",
+        "--requests",
+        "3000",
+        "--seed",
+        "1",
+        "--target-ms",
+        "200",
+        "--table",
+        &table,
+        "--format",
+        "json",
+        "--policy",
+        "eetl:200",
+        "--policy",
+        "rtl",
+        "--policy",
+        "ee",
+        "--policy",
+        "oblivious",
+        "--policy",
+        "rc-hetero:150",
+        "--policy",
+        "s2f:80",
+        "--policy",
+        "reactive:200",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let runs: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(runs.len(), 14);
+    for r in &runs {
+        assert_eq!(r["completed"], 3000);
+        assert_eq!(r["cores"], 9);
+        let e = &r["energy"];
+        assert!(e["per_request"].as_f64().unwrap() > 0.0);
+        assert!(e["normalized"].as_f64().unwrap() > 0.0);
+    }
+    // Within a sweep that has EE, energy is normalized to EE at the lowest load.
+    let ee20 = runs
+        .iter()
+        .find(|r| r["policy"] == "ee" && r["rps"] == 20.0)
+        .unwrap();
+    assert!((ee20["energy"]["normalized"].as_f64().unwrap() - 1.0).abs() < 1e-12);
+    assert!(ee20["energy"]["baseline"]
+        .as_str()
+        .unwrap()
+        .contains("ee at 20"));
+    // The controlled ones report their epochs (window 500: six per run).
+    let eetl = runs.iter().find(|r| r["policy"] == "eetl:200").unwrap();
+    assert_eq!(eetl["epochs"].as_array().unwrap().len(), 6);
+}
+
+#[test]
+fn bad_heterogeneous_input_is_named() {
+    let dir = scratch("bad");
+    let table = plan(&dir, "200");
+    let sim = |cores: &str, policy: &str, extra: &[&str]| {
+        let mut args = vec![
+            "simulate",
+            "--cores",
+            cores,
+            "--demand",
+            DEMAND,
+            "--arrivals",
+            "poisson",
+            "--rps",
+            "20",
+            "--requests",
+            "100",
+            "--seed",
+            "1",
+            "--policy",
+            policy,
+        ];
+        args.extend_from_slice(&extra);
+        let out = tailor(&args);
+        assert!(!out.status.success(), "{cores} {policy} should fail");
+        text(&out.stderr)
+    };
+    // Speeds other than 1 need a heterogeneous policy.
+    assert!(sim("8@1,1@2", "seq", &[]).contains("heterogeneous-core policies"));
+    // EETL needs its table, for its own target.
+    assert!(sim("8@1,1@2", "eetl:200", &[]).contains("tailor plan eetl"));
+    assert!(sim("8@1,1@2", "eetl:150", &["--table", &table]).contains("200 ms target"));
+    // Fixed thresholds must match the core types.
+    assert!(sim("8@1,1@2", "s2f:10:20", &[]).contains("core types need 1"));
+    assert!(sim("8@1,2x", "ee", &[]).contains("--cores"));
+    // Overload counts the cores' speeds: 9 cores of total speed 10.
+    assert!(sim("8@1,1@2", "ee", &["overload"]).contains("overload"));
+    // The planner refuses one core type and a bad load range.
+    let out = tailor(&[
+        "plan",
+        "eetl",
+        "--demand",
+        DEMAND,
+        "--cores",
+        "4",
+        "--target-ms",
+        "200",
+        "--rps",
+        "10:50",
+    ]);
+    assert!(text(&out.stderr).contains("at least two core types"));
+    let out = tailor(&[
+        "plan",
+        "eetl",
+        "--demand",
+        DEMAND,
+        "--cores",
+        "8@1,1@2",
+        "--target-ms",
+        "200",
+        "--rps",
+        "50:10",
+    ]);
+    assert!(text(&out.stderr).contains("--rps"));
+    // Live runs are not built yet, and say so.
+    let out = tailor(&[
+        "run",
+        "--workload",
+        "synthetic:exp:1",
+        "--policy",
+        "rtl",
+        "--rps",
+        "10",
+        "--requests",
+        "5",
+        "--seed",
+        "1",
+    ]);
+    assert!(text(&out.stderr).contains("not built yet"));
+}
