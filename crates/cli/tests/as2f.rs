@@ -1,6 +1,6 @@
 //! End-to-end tests of the heterogeneous-core family: `plan eetl`, `simulate --cores COUNT@SPEED` with its policies, and how they report bad input.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn tailor(args: &[&str]) -> Output {
@@ -22,7 +22,7 @@ fn scratch(name: &str) -> PathBuf {
 
 const DEMAND: &str = "lognormal:60:60";
 
-fn plan(dir: &PathBuf, target: &str) -> String {
+fn plan(dir: &Path, target: &str) -> String {
     let path = dir.join(format!("eetl-{target}.json"));
     let out = tailor(&[
         "plan",
@@ -143,7 +143,7 @@ fn bad_heterogeneous_input_is_named() {
             "--policy",
             policy,
         ];
-        args.extend_from_slice(&extra);
+        args.extend(extra.iter().copied());
         let out = tailor(&args);
         assert!(!out.status.success(), "{cores} {policy} should fail");
         text(&out.stderr)

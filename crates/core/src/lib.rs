@@ -9,6 +9,7 @@ mod control;
 mod csvfile;
 mod demand;
 mod distribution;
+mod epochs;
 mod error;
 mod hetero;
 mod job;
@@ -27,6 +28,7 @@ pub use control::{
 };
 pub use demand::{lognormal_params, Demand, DemandModel, RequestDemand};
 pub use distribution::{Bin, BinnedDistribution, PROBABILITY_TOLERANCE};
+pub use epochs::{ThresholdControl, LOAD_WINDOW};
 pub use error::{Location, ReadError, ReadErrorKind, SpecError};
 pub use hetero::{
     as2f_moves, dynamic_power, CoreSet, CoreType, Move, Placed, AGE_TOLERANCE_MS, STATIC_SHARE,

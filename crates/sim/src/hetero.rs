@@ -17,20 +17,15 @@
 //!   share of the chip's static power; idle cores are power-gated), divided by the
 //!   requests ([`CoreSet::energy`]).
 
-use std::collections::VecDeque;
-
 use tailor_core::{
-    as2f_moves, exact_quantile, workload_rngs, CoreSet, EetlController, EnergySummary, EpochStats,
-    HeteroPolicy, Placed, Reactive, AGE_TOLERANCE_MS,
+    as2f_moves, workload_rngs, CoreSet, EnergySummary, HeteroPolicy, Placed, ThresholdControl,
+    AGE_TOLERANCE_MS,
 };
 
 use crate::config::{SimConfig, SimError};
 use crate::measure::{finish, Measurements};
 use crate::report::{RequestRecord, SimOutput, TracePoint};
 use crate::time::{next_event, Next};
-
-/// Arrivals the load estimator averages over.
-const LOAD_WINDOW: usize = 500;
 
 /// Times closer than this (ms) are equal.
 const EPS: f64 = 1e-9;
@@ -61,13 +56,6 @@ struct Req {
     migrations: u32,
 }
 
-enum Control {
-    None,
-    OpenLoop(usize, Vec<Vec<f64>>, usize),
-    Eetl(EetlController),
-    Reactive(Reactive),
-}
-
 struct Sim<'a> {
     cfg: &'a HeteroSimConfig,
     now: f64,
@@ -78,18 +66,11 @@ struct Sim<'a> {
     free_slots: Vec<usize>,
     /// Slots of the requests in the system, oldest first.
     active: Vec<usize>,
-    thresholds: Option<Vec<f64>>,
-    control: Control,
+    /// The thresholds and their control; `None` for Oblivious and RC.
+    control: Option<ThresholdControl>,
     busy_ms: Vec<f64>,
     migrations: u64,
     rng: u64,
-    /// Latencies of the current epoch's completions, and the epoch's start and arrivals.
-    window: Vec<f64>,
-    epoch_start: f64,
-    epoch_arrivals: usize,
-    epochs: Vec<EpochStats>,
-    /// The last arrivals, for the load estimator.
-    recent: VecDeque<f64>,
     m: Measurements,
     trace: Vec<TracePoint>,
 }
@@ -107,37 +88,12 @@ pub fn simulate_hetero(cfg: &HeteroSimConfig) -> Result<SimOutput, SimError> {
         name: "--policy",
         reason,
     };
-    let thresholds = cfg
-        .policy
-        .initial_thresholds(n_types)
-        .map_err(|e| bad(format!("{e} (--cores {})", cfg.cores.spec())))?;
     if matches!(cfg.policy, HeteroPolicy::RcHetero(_)) && n_types < 2 {
         return Err(bad("rc-hetero needs at least two core types".into()));
     }
-    let control = match (&cfg.open_loop, &cfg.policy) {
-        (Some((window, steps)), _) => {
-            if *window == 0 || steps.iter().any(|t| t.len() + 1 != n_types) {
-                return Err(bad(format!(
-                    "an open-loop schedule needs a window and {} thresholds per epoch",
-                    n_types - 1
-                )));
-            }
-            Control::OpenLoop(*window, steps.clone(), 0)
-        }
-        (None, policy) => match policy {
-            HeteroPolicy::Eetl(plan) => Control::Eetl(EetlController::new(plan, 1.0)),
-            HeteroPolicy::Reactive(target, plan) => {
-                let speeds: Vec<f64> = cfg.cores.types().iter().map(|t| t.speed).collect();
-                Control::Reactive(Reactive::new(*target, plan.thresholds_ms.clone(), &speeds))
-            }
-            _ => Control::None,
-        },
-    };
-    let thresholds = match (&control, thresholds) {
-        (Control::Eetl(c), Some(t)) => Some(t.iter().map(|x| x * c.z()).collect()),
-        (Control::OpenLoop(_, steps, _), _) => steps.first().cloned(),
-        (_, t) => t,
-    };
+    let speeds: Vec<f64> = cfg.cores.types().iter().map(|t| t.speed).collect();
+    let control = ThresholdControl::new(&cfg.policy, &speeds, cfg.open_loop.clone())
+        .map_err(|e| bad(format!("{e} (--cores {})", cfg.cores.spec())))?;
     let core_type: Vec<usize> = cfg
         .cores
         .counts()
@@ -156,16 +112,10 @@ pub fn simulate_hetero(cfg: &HeteroSimConfig) -> Result<SimOutput, SimError> {
         reqs: Vec::new(),
         free_slots: Vec::new(),
         active: Vec::new(),
-        thresholds,
         control,
         busy_ms: vec![0.0; n_types],
         migrations: 0,
         rng: base.seed ^ 0x4845_5445,
-        window: Vec::new(),
-        epoch_start: 0.0,
-        epoch_arrivals: 0,
-        epochs: Vec::new(),
-        recent: VecDeque::new(),
         m: Measurements::with_max_degree(base, 1),
         trace: Vec::new(),
     };
@@ -203,7 +153,11 @@ pub fn simulate_hetero(cfg: &HeteroSimConfig) -> Result<SimOutput, SimError> {
     let mean_work = base.demand.mean_work_ms();
     let baseline = cfg.cores.busy_power(0) * mean_work / cfg.cores.types()[0].speed;
     let migrations = sim.migrations as f64 / completed;
-    let epochs = std::mem::take(&mut sim.epochs);
+    let epochs = sim
+        .control
+        .take()
+        .map(ThresholdControl::into_epochs)
+        .unwrap_or_default();
     let busy_share = sim
         .busy_ms
         .iter()
@@ -254,7 +208,7 @@ impl Sim<'_> {
                 consider(self.now + self.reqs[*slot].left / self.speed(c));
             }
         }
-        if let Some(th) = &self.thresholds {
+        if let Some(th) = self.control.as_ref().map(ThresholdControl::thresholds) {
             let free = self.free_per_type();
             for &slot in &self.active {
                 let r = &self.reqs[slot];
@@ -316,51 +270,15 @@ impl Sim<'_> {
         self.migrations += u64::from(r.migrations);
         self.active.retain(|&s| s != slot);
         self.free_slots.push(slot);
-        self.window.push(latency);
-        self.end_of_epoch();
-    }
-
-    /// Closes a control epoch once `window` requests have completed in it.
-    fn end_of_epoch(&mut self) {
-        let window = match (&self.control, &self.cfg.policy) {
-            (Control::None, _) => return,
-            (Control::OpenLoop(w, _, _), _) => *w,
-            (_, HeteroPolicy::Eetl(p) | HeteroPolicy::Reactive(_, p)) => p.window,
-            _ => return,
-        };
-        if self.window.len() < window {
-            return;
+        if let Some(c) = &mut self.control {
+            c.on_completion(self.now, latency);
         }
-        let p99 = exact_quantile(&self.window, 0.99);
-        let span = (self.now - self.epoch_start).max(EPS);
-        let rps = self.epoch_arrivals as f64 * 1000.0 / span;
-        let thresholds = match (&mut self.control, &self.cfg.policy) {
-            (Control::Eetl(c), HeteroPolicy::Eetl(plan)) => {
-                let z = c.update(plan, p99, rps);
-                plan.thresholds_ms.iter().map(|t| t * z).collect()
-            }
-            (Control::Reactive(r), _) => r.update(p99).to_vec(),
-            (Control::OpenLoop(_, steps, next), _) => {
-                *next = (*next + 1).min(steps.len() - 1);
-                steps[*next].clone()
-            }
-            _ => return,
-        };
-        self.epochs.push(EpochStats {
-            time_ms: self.now,
-            p99_ms: p99,
-            rps_estimate: rps,
-            thresholds_ms: thresholds.clone(),
-        });
-        self.thresholds = Some(thresholds);
-        self.window.clear();
-        self.epoch_start = self.now;
-        self.epoch_arrivals = 0;
     }
 
     fn arrive(&mut self, req: Req) {
-        self.epoch_arrivals += 1;
-        self.estimate_load(req.arrival);
+        if let Some(c) = &mut self.control {
+            c.on_arrival(req.arrival);
+        }
         let slot = match self.free_slots.pop() {
             Some(s) => {
                 self.reqs[s] = req;
@@ -374,30 +292,6 @@ impl Sim<'_> {
         self.active.push(slot);
     }
 
-    /// EETL's load estimator: the arrival rate over the last [`LOAD_WINDOW`] arrivals,
-    /// given to the controller at every arrival so that a load step moves z before the
-    /// epoch ends.
-    fn estimate_load(&mut self, arrival: f64) {
-        let (Control::Eetl(c), HeteroPolicy::Eetl(plan)) = (&mut self.control, &self.cfg.policy)
-        else {
-            return;
-        };
-        self.recent.push_back(arrival);
-        if self.recent.len() > LOAD_WINDOW {
-            self.recent.pop_front();
-        }
-        let (Some(first), Some(last)) = (self.recent.front(), self.recent.back()) else {
-            return;
-        };
-        if self.recent.len() < LOAD_WINDOW || last <= first {
-            return;
-        }
-        let rps = (self.recent.len() - 1) as f64 * 1000.0 / (last - first);
-        if let Some(z) = c.on_load(plan, rps) {
-            self.thresholds = Some(plan.thresholds_ms.iter().map(|t| t * z).collect());
-        }
-    }
-
     /// Applies the policy's placement decisions for the current state.
     fn schedule(&mut self) {
         match &self.cfg.policy {
@@ -408,7 +302,11 @@ impl Sim<'_> {
     }
 
     fn schedule_as2f(&mut self) {
-        let th = self.thresholds.as_deref().expect("threshold policy");
+        let th = self
+            .control
+            .as_ref()
+            .map(ThresholdControl::thresholds)
+            .expect("threshold policy");
         let placed: Vec<Placed> = self
             .active
             .iter()

@@ -1,0 +1,208 @@
+//! The thresholds of a heterogeneous-core run over time: fixed, or set each control epoch by EETL, Reactive or an open-loop schedule.
+//!
+//! Shared by the simulator and a live runtime: both report arrivals and completions with
+//! times in ms, and read the current thresholds. Haque's dissertation, §5.2.4: the tail
+//! is the p99 of the last 2000 requests, which is also the control epoch; §5.1.2: a load
+//! estimator picks the gain set (and, in tailor, feeds the operating point forward,
+//! docs/as2f.md).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crate::control::{EetlController, EetlPlan, Reactive};
+use crate::s2f::HeteroPolicy;
+use crate::summary::{exact_quantile, EpochStats};
+
+/// Arrivals the load estimator averages over.
+pub const LOAD_WINDOW: usize = 500;
+
+enum Kind {
+    Fixed,
+    Eetl(Arc<EetlPlan>, EetlController),
+    Reactive(usize, Reactive),
+    OpenLoop(usize, Vec<Vec<f64>>, usize),
+}
+
+/// A run's thresholds and the epoch bookkeeping that moves them.
+pub struct ThresholdControl {
+    kind: Kind,
+    thresholds: Vec<f64>,
+    window: Vec<f64>,
+    epoch_start: f64,
+    epoch_arrivals: usize,
+    recent: VecDeque<f64>,
+    epochs: Vec<EpochStats>,
+}
+
+impl ThresholdControl {
+    /// The control of a threshold policy on core types of `speeds` (slowest first), or
+    /// `None` for the policies without thresholds (Oblivious, RC). `open_loop` (window,
+    /// thresholds per epoch, the last held) overrides the policy's, for identifying the
+    /// plant. Errors name what does not fit the cores.
+    pub fn new(
+        policy: &HeteroPolicy,
+        speeds: &[f64],
+        open_loop: Option<(usize, Vec<Vec<f64>>)>,
+    ) -> Result<Option<ThresholdControl>, String> {
+        let n = speeds.len().saturating_sub(1);
+        let (kind, thresholds) = match open_loop {
+            Some((window, steps)) => {
+                if window == 0 || steps.is_empty() || steps.iter().any(|t| t.len() != n) {
+                    return Err(format!(
+                        "an open-loop schedule needs a window and {n} thresholds per epoch"
+                    ));
+                }
+                let first = steps[0].clone();
+                (Kind::OpenLoop(window, steps, 0), first)
+            }
+            None => {
+                let Some(start) = policy.initial_thresholds(speeds.len())? else {
+                    return Ok(None);
+                };
+                match policy {
+                    HeteroPolicy::Eetl(plan) => {
+                        let c = EetlController::new(plan, 1.0);
+                        let t = start.iter().map(|x| x * c.z()).collect();
+                        (Kind::Eetl(plan.clone(), c), t)
+                    }
+                    HeteroPolicy::Reactive(target, plan) => (
+                        Kind::Reactive(plan.window, Reactive::new(*target, start.clone(), speeds)),
+                        start,
+                    ),
+                    _ => (Kind::Fixed, start),
+                }
+            }
+        };
+        Ok(Some(ThresholdControl {
+            kind,
+            thresholds,
+            window: Vec::new(),
+            epoch_start: 0.0,
+            epoch_arrivals: 0,
+            recent: VecDeque::new(),
+            epochs: Vec::new(),
+        }))
+    }
+
+    /// The current thresholds, ms, one per faster core type.
+    pub fn thresholds(&self) -> &[f64] {
+        &self.thresholds
+    }
+
+    /// The epochs closed so far.
+    pub fn epochs(&self) -> &[EpochStats] {
+        &self.epochs
+    }
+
+    /// An arrival at `now_ms`. Returns whether the thresholds changed (EETL's load
+    /// feedforward).
+    pub fn on_arrival(&mut self, now_ms: f64) -> bool {
+        self.epoch_arrivals += 1;
+        let Kind::Eetl(plan, c) = &mut self.kind else {
+            return false;
+        };
+        self.recent.push_back(now_ms);
+        if self.recent.len() > LOAD_WINDOW {
+            self.recent.pop_front();
+        }
+        let (Some(&first), Some(&last)) = (self.recent.front(), self.recent.back()) else {
+            return false;
+        };
+        if self.recent.len() < LOAD_WINDOW || last <= first {
+            return false;
+        }
+        let rps = (self.recent.len() - 1) as f64 * 1000.0 / (last - first);
+        match c.on_load(plan, rps) {
+            Some(z) => {
+                self.thresholds = plan.thresholds_ms.iter().map(|t| t * z).collect();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A completion at `now_ms` of a request that took `latency_ms`. Returns whether the
+    /// thresholds changed (an epoch closed).
+    pub fn on_completion(&mut self, now_ms: f64, latency_ms: f64) -> bool {
+        let window = match &self.kind {
+            Kind::Fixed => return false,
+            Kind::Eetl(plan, _) => plan.window,
+            Kind::Reactive(w, _) | Kind::OpenLoop(w, _, _) => *w,
+        };
+        self.window.push(latency_ms);
+        if self.window.len() < window {
+            return false;
+        }
+        let p99 = exact_quantile(&self.window, 0.99);
+        let span = (now_ms - self.epoch_start).max(1e-9);
+        let rps = self.epoch_arrivals as f64 * 1000.0 / span;
+        self.thresholds = match &mut self.kind {
+            Kind::Fixed => unreachable!("returned above"),
+            Kind::Eetl(plan, c) => {
+                let z = c.update(plan, p99, rps);
+                plan.thresholds_ms.iter().map(|t| t * z).collect()
+            }
+            Kind::Reactive(_, r) => r.update(p99).to_vec(),
+            Kind::OpenLoop(_, steps, next) => {
+                *next = (*next + 1).min(steps.len() - 1);
+                steps[*next].clone()
+            }
+        };
+        self.epochs.push(EpochStats {
+            time_ms: now_ms,
+            p99_ms: p99,
+            rps_estimate: rps,
+            thresholds_ms: self.thresholds.clone(),
+        });
+        self.window.clear();
+        self.epoch_start = now_ms;
+        self.epoch_arrivals = 0;
+        true
+    }
+
+    /// The epochs, for the run summary.
+    pub fn into_epochs(self) -> Vec<EpochStats> {
+        self.epochs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_thresholds_never_move_and_open_loop_steps_each_epoch() {
+        let mut c = ThresholdControl::new(&HeteroPolicy::Fixed(vec![30.0]), &[1.0, 2.0], None)
+            .unwrap()
+            .unwrap();
+        for i in 0..5000 {
+            assert!(!c.on_completion(i as f64, 10.0));
+        }
+        assert_eq!(c.thresholds(), &[30.0]);
+        let steps = vec![vec![1.0], vec![2.0], vec![3.0]];
+        let mut c = ThresholdControl::new(&HeteroPolicy::Ee, &[1.0, 2.0], Some((2, steps)))
+            .unwrap()
+            .unwrap();
+        assert_eq!(c.thresholds(), &[1.0]);
+        assert!(!c.on_completion(1.0, 5.0));
+        assert!(c.on_completion(2.0, 7.0));
+        assert_eq!(c.thresholds(), &[2.0]);
+        c.on_completion(3.0, 5.0);
+        c.on_completion(4.0, 5.0);
+        c.on_completion(5.0, 5.0);
+        c.on_completion(6.0, 5.0);
+        assert_eq!(c.thresholds(), &[3.0]);
+        let e = c.into_epochs();
+        assert_eq!(e.len(), 3);
+        assert_eq!(e[0].p99_ms, 7.0);
+        // Policies without thresholds have no control.
+        assert!(
+            ThresholdControl::new(&HeteroPolicy::Oblivious, &[1.0, 2.0], None)
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            ThresholdControl::new(&HeteroPolicy::Ee, &[1.0, 2.0], Some((2, vec![vec![]]))).is_err()
+        );
+    }
+}
