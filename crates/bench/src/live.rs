@@ -14,9 +14,10 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tailor_core::{
-    degree_stats, phase_stats, workload_rngs, ArrivalError, Arrivals, Job, LatencyRecorder, Policy,
-    RunSummary, StealPolicy,
+    degree_stats, phase_stats, workload_rngs, ArrivalError, Arrivals, EnergySummary, Job,
+    LatencyRecorder, Policy, RunSummary, StealPolicy,
 };
+use tailor_runtime::s2f::{S2fConfig, S2fReport, S2fRuntime};
 use tailor_runtime::steal::{StealConfig, StealRuntime};
 use tailor_runtime::{
     oneshot, BoostMode, Handle, MetricsSnapshot, RequestError, Runtime, RuntimeConfig, Shutdown,
@@ -56,10 +57,27 @@ pub struct LiveConfig {
     /// When set, requests run on the peer instead: a rayon pool of one thread per core,
     /// each request spawned on it as a parallel iterator over its units (policy `rayon`).
     pub rayon: bool,
+    /// When set, requests run sequentially on heterogeneous cores under an AS2F policy
+    /// (Haque's dissertation, ch. 5): core i on CPU i, slower types emulated.
+    pub hetero: Option<HeteroLive>,
+}
+
+/// A live heterogeneous-core run's cores, policy and emulation.
+#[derive(Debug, Clone)]
+pub struct HeteroLive {
+    /// The cores by type; core i runs on CPU i.
+    pub cores: tailor_core::CoreSet,
+    /// A threshold policy (eetl, rtl, ee, s2f, reactive).
+    pub policy: tailor_core::HeteroPolicy,
+    /// The duty-cycle period of the slow-core emulators and the loss per period to give
+    /// back; `None` runs without emulation.
+    pub emulation: Option<(Duration, Duration)>,
 }
 
 /// The executor a live run drives.
 enum Engine {
+    /// Sequential requests on heterogeneous cores (AS2F).
+    S2f(S2fRuntime),
     Threads(Runtime),
     Steal(StealRuntime),
     /// The peer: a rayon pool of one thread per core; each request is spawned on it and
@@ -128,6 +146,25 @@ impl RayonPeer {
 
 impl Engine {
     fn start(cfg: &LiveConfig) -> Result<Engine, StartError> {
+        if let Some(h) = &cfg.hetero {
+            let total = h.cores.total();
+            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+            if total > cpus {
+                return Err(StartError::BadConfig(format!(
+                    "--cores {}: {total} cores need as many CPUs; this machine has {cpus}",
+                    h.cores.spec()
+                )));
+            }
+            return S2fRuntime::start(S2fConfig {
+                cores: h.cores.clone(),
+                cpus: (0..total).collect(),
+                policy: h.policy.clone(),
+                emulation: h.emulation,
+                max_active: 100_000,
+            })
+            .map(Engine::S2f)
+            .map_err(|e| StartError::BadConfig(e.to_string()));
+        }
         Ok(match &cfg.steal {
             _ if cfg.rayon => Engine::Rayon(RayonPeer {
                 pool: rayon::ThreadPoolBuilder::new()
@@ -157,6 +194,7 @@ impl Engine {
             Engine::Threads(rt) => rt.submit_at(job, at, measured).ok(),
             Engine::Steal(rt) => rt.submit_job(job, at, measured).ok(),
             Engine::Rayon(peer) => Some(peer.submit(job, at)),
+            Engine::S2f(rt) => rt.submit_at(job, at, measured).ok(),
         }
     }
 
@@ -165,31 +203,44 @@ impl Engine {
             Engine::Threads(rt) => rt.metrics(),
             Engine::Steal(rt) => rt.metrics(),
             Engine::Rayon(peer) => peer.metrics(),
+            Engine::S2f(rt) => rt.metrics(),
         }
     }
 
     fn serialized(&self) -> u64 {
         match self {
-            Engine::Threads(_) => 0,
+            Engine::Threads(_) | Engine::Rayon(_) | Engine::S2f(_) => 0,
             Engine::Steal(rt) => rt.serialized(),
-            Engine::Rayon(_) => 0,
         }
     }
 
     fn boost_mode(&self) -> BoostMode {
         match self {
             Engine::Threads(rt) => rt.boost_mode(),
-            Engine::Steal(_) | Engine::Rayon(_) => BoostMode::Unavailable,
+            Engine::Steal(_) | Engine::Rayon(_) | Engine::S2f(_) => BoostMode::Unavailable,
         }
     }
 
-    fn shutdown(self) -> ShutdownReport {
+    /// Drains the engine; AS2F also reports its energy and control epochs.
+    fn shutdown(self) -> (ShutdownReport, Option<S2fReport>) {
         match self {
-            Engine::Threads(rt) => rt.shutdown(Shutdown::Drain),
-            Engine::Steal(rt) => rt.shutdown(Shutdown::Drain),
-            Engine::Rayon(peer) => ShutdownReport {
-                metrics: peer.metrics(),
-            },
+            Engine::Threads(rt) => (rt.shutdown(Shutdown::Drain), None),
+            Engine::Steal(rt) => (rt.shutdown(Shutdown::Drain), None),
+            Engine::Rayon(peer) => (
+                ShutdownReport {
+                    metrics: peer.metrics(),
+                },
+                None,
+            ),
+            Engine::S2f(rt) => {
+                let r = rt.drain();
+                (
+                    ShutdownReport {
+                        metrics: r.metrics.clone(),
+                    },
+                    Some(r),
+                )
+            }
         }
     }
 }
@@ -358,7 +409,7 @@ pub fn run_live<S: RequestSource>(
     let mut latency = LatencyRecorder::default();
     let mut pairs = Vec::with_capacity(count);
     let top = match &cfg.steal {
-        _ if cfg.rayon => 1,
+        _ if cfg.rayon || cfg.hetero.is_some() => 1,
         Some(_) => cfg.cores,
         None => cfg.policy.max_degree().max(1),
     };
@@ -388,7 +439,7 @@ pub fn run_live<S: RequestSource>(
         });
     }
     let steal_serialized = runtime.serialized();
-    let report = Arc::try_unwrap(runtime)
+    let (report, s2f) = Arc::try_unwrap(runtime)
         .ok()
         .expect("the generator has let go of the runtime")
         .shutdown();
@@ -402,6 +453,11 @@ pub fn run_live<S: RequestSource>(
     let summary = RunSummary {
         engine: "live".into(),
         policy: match &cfg.steal {
+            _ if cfg.hetero.is_some() => cfg
+                .hetero
+                .as_ref()
+                .map(|h| h.policy.name())
+                .unwrap_or_default(),
             _ if cfg.rayon => "rayon".to_string(),
             Some(steal) => steal.name().to_string(),
             None => cfg.policy.name(),
@@ -423,9 +479,25 @@ pub fn run_live<S: RequestSource>(
         degree_distribution: max_degrees.iter().map(|c| *c as f64 / measured).collect(),
         seed: cfg.seed,
         serialized: cfg.steal.as_ref().map(|_| steal_serialized),
-        energy: None,
-        migrations_per_request: None,
-        epochs: Vec::new(),
+        energy: s2f.as_ref().zip(cfg.hetero.as_ref()).map(|(r, h)| {
+            let done = (r.metrics.completed + r.metrics.failed).max(1) as f64;
+            let busy: f64 = r.busy_ms.iter().sum();
+            EnergySummary {
+                per_request: r.energy / done,
+                normalized: r.energy / done / h.cores.busy_power(0),
+                baseline: "1 ms busy on a slowest core".into(),
+                dynamic_per_request: r.dynamic_energy / done,
+                busy_share: r
+                    .busy_ms
+                    .iter()
+                    .map(|b| if busy > 0.0 { b / busy } else { 0.0 })
+                    .collect(),
+            }
+        }),
+        migrations_per_request: s2f
+            .as_ref()
+            .map(|r| r.migrations as f64 / (r.metrics.completed + r.metrics.failed).max(1) as f64),
+        epochs: s2f.map(|r| r.epochs).unwrap_or_default(),
         phases: match &cfg.arrivals {
             Arrivals::Phases(phases) => phase_stats(phases, &latencies),
             _ => Vec::new(),

@@ -30,6 +30,7 @@ fn a_live_run_completes_every_request_and_reports_them() {
         workers: None,
         steal: None,
         rayon: false,
+        hetero: None,
     };
     let source = Arc::new(SyntheticSource::new(
         &demand("exp:2"),

@@ -133,6 +133,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<()> {
         workers: None,
         steal: None,
         rayon: false,
+        hetero: None,
     };
     let probe_source = SearchSource::random(
         prepared.index.clone(),
@@ -184,6 +185,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<()> {
                 workers: None,
                 steal: None,
                 rayon: false,
+                hetero: None,
             };
             let mut source = SearchSource::random(
                 prepared.index.clone(),

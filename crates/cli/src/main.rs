@@ -171,4 +171,22 @@ impl AnyPolicy {
             AnyPolicy::Hetero(_) => (tailor_core::Policy::Seq, None),
         }
     }
+
+    /// Like [`split`](Self::split), with the heterogeneous-core policy, if it is one.
+    pub(crate) fn split_hetero(
+        &self,
+    ) -> (
+        tailor_core::Policy,
+        (
+            Option<tailor_core::StealPolicy>,
+            Option<tailor_core::HeteroPolicy>,
+        ),
+    ) {
+        let (threads, steal) = self.split();
+        let hetero = match self {
+            AnyPolicy::Hetero(p) => Some(p.clone()),
+            _ => None,
+        };
+        (threads, (steal, hetero))
+    }
 }

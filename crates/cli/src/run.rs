@@ -3,12 +3,13 @@
 use anyhow::Context;
 use clap::Args;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tailor_bench::{
-    run_live, AsianSource, BlackScholesSource, LiveConfig, LiveOutput, SearchSource,
+    run_live, AsianSource, BlackScholesSource, HeteroLive, LiveConfig, LiveOutput, SearchSource,
     SyntheticSource,
 };
-use tailor_core::{exact_quantile, Arrivals, DemandProfile, Tables};
+use tailor_core::{exact_quantile, Arrivals, CoreSet, DemandProfile, Tables};
 use tailor_sim::write_records;
 use tailor_workloads::{PdeCalibration, Workload};
 
@@ -45,9 +46,19 @@ pub(crate) struct RunArgs {
     /// ARRIVALS: poisson, lognormal:SD_MS, trace:PATH, phases:RPS*COUNT,...
     #[arg(long, default_value = "poisson")]
     arrivals: String,
-    /// Cores the policy plans for (default: the machine's).
+    /// Cores the policy plans for (default: the machine's): M, or COUNT@SPEED,... for
+    /// the heterogeneous-core policies (core i runs on CPU i; slower types are emulated
+    /// by duty cycling).
     #[arg(long)]
-    cores: Option<usize>,
+    cores: Option<String>,
+    /// Heterogeneous cores: the slow-core emulators' duty-cycle period in us (0: no
+    /// emulation).
+    #[arg(long, default_value_t = 250)]
+    emulation_period_us: u64,
+    /// Heterogeneous cores: the time each period costs other threads beyond the
+    /// emulator's share, given back by the emulator (`tailor emulate` measures it).
+    #[arg(long, default_value_t = 10.0)]
+    emulation_loss_us: f64,
     /// Self-scheduling quantum in ms.
     #[arg(long, default_value_t = 5.0)]
     quantum_ms: f64,
@@ -82,21 +93,46 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
     // request's units as a parallel iterator.
     let rayon = args.policy == "rayon";
     let (policy, steal) = if rayon {
-        (tailor_core::Policy::Seq, None)
+        (tailor_core::Policy::Seq, (None, None))
     } else {
-        let policy = AnyPolicy::parse(&args.policy, &tables)?;
-        if let AnyPolicy::Hetero(p) = &policy {
-            anyhow::bail!(
-                "--policy {}: heterogeneous-core policies run in `tailor simulate` only so far; \
-                 live runs need the slow-core emulation, which is not built yet",
-                p.name()
-            );
-        }
-        policy.split()
+        AnyPolicy::parse(&args.policy, &tables)?.split_hetero()
     };
+    let (policy, steal, hetero_policy) = (policy, steal.0, steal.1);
     let workload = Workload::parse(&args.workload)?;
-    let cores = match args.cores {
-        Some(c) => c,
+    let core_set = match &args.cores {
+        Some(c) => Some(CoreSet::parse(c)?),
+        None => None,
+    };
+    let hetero = match (hetero_policy, &core_set) {
+        (Some(p), Some(cores)) => {
+            anyhow::ensure!(
+                args.emulation_loss_us.is_finite() && args.emulation_loss_us >= 0.0,
+                "--emulation-loss-us: must be zero or positive"
+            );
+            Some(HeteroLive {
+                cores: cores.clone(),
+                policy: p,
+                emulation: (args.emulation_period_us > 0).then(|| {
+                    (
+                        Duration::from_micros(args.emulation_period_us),
+                        Duration::from_secs_f64(args.emulation_loss_us * 1e-6),
+                    )
+                }),
+            })
+        }
+        (Some(p), None) => anyhow::bail!(
+            "--policy {}: give the heterogeneous cores with --cores COUNT@SPEED,...",
+            p.name()
+        ),
+        (None, Some(cores)) if !cores.is_uniform_unit() => anyhow::bail!(
+            "--cores {}: core speeds are for the heterogeneous-core policies ({})",
+            cores.spec(),
+            tailor_core::HETERO_POLICY_FORMS
+        ),
+        (None, _) => None,
+    };
+    let cores = match &core_set {
+        Some(c) => c.total(),
         None => std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1),
@@ -114,6 +150,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
         workers: args.workers,
         steal,
         rayon,
+        hetero,
     };
     let count = cfg.arrivals.fixed_count().unwrap_or(cfg.requests);
     let out = match workload {
@@ -153,7 +190,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
             run_live(&cfg, &Arc::new(AsianSource::new(count, cfg.seed, scale)))?
         }
     };
-    if cfg.steal.is_none() && !cfg.rayon {
+    if cfg.steal.is_none() && !cfg.rayon && cfg.hetero.is_none() {
         eprintln!("tailor: {}", out.boost_mode);
     }
     eprintln!(

@@ -185,19 +185,26 @@ fn bad_heterogeneous_input_is_named() {
         "50:10",
     ]);
     assert!(text(&out.stderr).contains("--rps"));
-    // Live runs are not built yet, and say so.
-    let out = tailor(&[
-        "run",
-        "--workload",
-        "synthetic:exp:1",
-        "--policy",
-        "rtl",
-        "--rps",
-        "10",
-        "--requests",
-        "5",
-        "--seed",
-        "1",
-    ]);
-    assert!(text(&out.stderr).contains("not built yet"));
+    // Live runs need the cores' speeds, and speeds need a heterogeneous policy.
+    let run = |policy: &str, cores: Option<&str>| {
+        let mut args = vec![
+            "run",
+            "--workload",
+            "synthetic:exp:1",
+            "--policy",
+            policy,
+            "--rps",
+            "10",
+            "--requests",
+            "5",
+            "--seed",
+            "1",
+        ];
+        if let Some(c) = cores {
+            args.extend(["--cores", c]);
+        }
+        text(&tailor(&args).stderr)
+    };
+    assert!(run("rtl", None).contains("--cores COUNT@SPEED"));
+    assert!(run("seq", Some("1@1,1@2")).contains("heterogeneous-core policies"));
 }

@@ -24,6 +24,7 @@ mod metrics;
 mod priority;
 mod request;
 mod runtime;
+pub mod s2f;
 pub mod steal;
 
 pub use handle::{oneshot, Completer, Done, Handle, RequestError, Timing};

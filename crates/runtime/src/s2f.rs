@@ -1,0 +1,489 @@
+//! The live Adaptive Slow-to-Fast runtime: each request on its own thread, pinned to the core that Algorithm 2 gives it, on cores made heterogeneous by duty-cycle emulation.
+//!
+//! Haque's dissertation, §5.1.3: requests run sequentially and self-schedule; between
+//! units of its work a request asks for its placement ([`tailor_core::as2f_moves`] over
+//! every request in the system, oldest first) and moves by thread affinity. A request
+//! with no core waits (Algorithm 2 starts it at low priority, which gets no cycles while
+//! every core is busy). The thresholds come from [`ThresholdControl`], the same
+//! bookkeeping the simulator uses: EETL's controller every 2000 completions, its load
+//! estimator at every arrival.
+//!
+//! Cores of a type slower than the fastest are slowed by a [`SlowCore`] emulator to
+//! s / s_max of the machine's speed (§5.2.3). A request that another's placement moved
+//! keeps running where it was until its next unit ends, so two requests can share a CPU
+//! for up to one unit.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use tailor_core::{as2f_moves, CoreSet, EpochStats, HeteroPolicy, Job, Placed, ThresholdControl};
+
+use crate::emulate::{pin_current_thread, EmulatorPriority, SlowCore};
+use crate::handle::{oneshot, panic_text, Handle, RequestError, Timing};
+use crate::metrics::{Metrics, MetricsSnapshot};
+
+/// What the runtime runs on and by.
+#[derive(Debug, Clone)]
+pub struct S2fConfig {
+    /// The cores by type.
+    pub cores: CoreSet,
+    /// The CPU of each core, in the order of the core set (slowest type first).
+    pub cpus: Vec<usize>,
+    /// A threshold policy: `eetl`, `rtl`, `ee`, `s2f` or `reactive`.
+    pub policy: HeteroPolicy,
+    /// The slow cores' duty-cycle period (`None`: no emulation, the cores already
+    /// differ), and the loss per period to give back (`tailor emulate` measures it).
+    pub emulation: Option<(Duration, Duration)>,
+    /// The most requests in the system; more are refused.
+    pub max_active: usize,
+}
+
+/// Why the runtime could not start, or refused a request.
+#[derive(Debug, thiserror::Error)]
+pub enum S2fError {
+    /// The CPUs do not match the cores.
+    #[error("{0}")]
+    Config(String),
+    /// A thread could not be started.
+    #[error("cannot start a thread: {0}")]
+    Io(#[from] std::io::Error),
+    /// The system already holds `max_active` requests.
+    #[error("{0} requests are in the system already")]
+    Full(usize),
+}
+
+struct Entry {
+    id: u64,
+    arrival: Instant,
+    core: Option<usize>,
+}
+
+struct State {
+    /// Requests in the system, oldest first.
+    active: Vec<Entry>,
+    core_req: Vec<Option<u64>>,
+    control: ThresholdControl,
+    busy_ms: Vec<f64>,
+    migrations: u64,
+    next_id: u64,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+    start: Instant,
+    cores: CoreSet,
+    core_type: Vec<usize>,
+    cpus: Vec<usize>,
+    metrics: Metrics,
+    max_active: usize,
+}
+
+/// The live AS2F runtime.
+pub struct S2fRuntime {
+    shared: Arc<Shared>,
+    emulators: Vec<SlowCore>,
+}
+
+impl S2fRuntime {
+    /// Starts the emulators and the placement state.
+    pub fn start(cfg: S2fConfig) -> Result<S2fRuntime, S2fError> {
+        let total = cfg.cores.total();
+        if cfg.cpus.len() != total {
+            return Err(S2fError::Config(format!(
+                "{} cores ({}) need {total} CPUs, given {}",
+                total,
+                cfg.cores.spec(),
+                cfg.cpus.len()
+            )));
+        }
+        let mut seen = cfg.cpus.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        if seen.len() != total {
+            return Err(S2fError::Config("each core needs its own CPU".into()));
+        }
+        let speeds: Vec<f64> = cfg.cores.types().iter().map(|t| t.speed).collect();
+        let control = ThresholdControl::new(&cfg.policy, &speeds, None)
+            .map_err(S2fError::Config)?
+            .ok_or_else(|| {
+                S2fError::Config(format!(
+                    "{} has no thresholds; live runs take eetl, rtl, ee, s2f and reactive",
+                    cfg.policy.name()
+                ))
+            })?;
+        let core_type: Vec<usize> = cfg
+            .cores
+            .counts()
+            .iter()
+            .enumerate()
+            .flat_map(|(k, &c)| std::iter::repeat_n(k, c))
+            .collect();
+        let fastest = speeds.last().copied().unwrap_or(1.0);
+        let mut emulators = Vec::new();
+        if let Some((period, loss)) = cfg.emulation {
+            for (c, &k) in core_type.iter().enumerate() {
+                if speeds[k] < fastest {
+                    emulators.push(SlowCore::start_compensated(
+                        cfg.cpus[c],
+                        fastest / speeds[k],
+                        period,
+                        loss,
+                    )?);
+                }
+            }
+        }
+        let n_types = speeds.len();
+        Ok(S2fRuntime {
+            shared: Arc::new(Shared {
+                state: Mutex::new(State {
+                    active: Vec::new(),
+                    core_req: vec![None; total],
+                    control,
+                    busy_ms: vec![0.0; n_types],
+                    migrations: 0,
+                    next_id: 0,
+                }),
+                changed: Condvar::new(),
+                start: Instant::now(),
+                cores: cfg.cores,
+                core_type,
+                cpus: cfg.cpus,
+                metrics: Metrics::new(1),
+                max_active: cfg.max_active.max(1),
+            }),
+            emulators,
+        })
+    }
+
+    /// The emulators' priority (`None` without emulation).
+    pub fn emulator_priority(&self) -> Option<EmulatorPriority> {
+        self.emulators.first().map(SlowCore::priority)
+    }
+
+    /// Submits a request that arrived (or was meant to) at `arrival`; `measured` says
+    /// whether its latency counts. It runs on a thread of its own.
+    pub fn submit_at<J: Job>(
+        &self,
+        job: J,
+        arrival: Instant,
+        measured: bool,
+    ) -> Result<Handle<J::Output>, S2fError> {
+        let id = {
+            let mut st = self.shared.lock();
+            if st.active.len() >= self.shared.max_active {
+                self.shared.metrics.rejected.fetch_add(1, Ordering::Relaxed);
+                return Err(S2fError::Full(st.active.len()));
+            }
+            let id = st.next_id;
+            st.next_id += 1;
+            // Submissions come in arrival order, so the list stays oldest first.
+            st.active.push(Entry {
+                id,
+                arrival,
+                core: None,
+            });
+            let now_ms = self.shared.ms(arrival);
+            st.control.on_arrival(now_ms);
+            self.shared.place(&mut st);
+            id
+        };
+        self.shared.metrics.load.fetch_add(1, Ordering::Relaxed);
+        let (handle, completer) = oneshot();
+        let shared = self.shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name("tailor-s2f-request".into())
+            .spawn(move || {
+                let (result, timing) = shared.serve(id, &job, arrival, measured);
+                completer.complete(result, Some(timing));
+            });
+        if let Err(e) = spawned {
+            // Take it back out; its completer went with the closure and resolves it.
+            let mut st = self.shared.lock();
+            st.active.retain(|e| e.id != id);
+            self.shared.place(&mut st);
+            self.shared.metrics.load.fetch_sub(1, Ordering::Relaxed);
+            return Err(S2fError::Io(e));
+        }
+        Ok(handle)
+    }
+
+    /// Counts and latencies so far.
+    pub fn metrics(&self) -> MetricsSnapshot {
+        let waiting = self
+            .shared
+            .lock()
+            .active
+            .iter()
+            .filter(|e| e.core.is_none())
+            .count();
+        self.shared.metrics.snapshot(waiting)
+    }
+
+    /// Waits until every submitted request has finished, stops the emulators, and
+    /// returns the busy ms per core type, the migrations and the control epochs.
+    pub fn drain(self) -> S2fReport {
+        let mut st = self.shared.lock();
+        while !st.active.is_empty() {
+            st = self
+                .shared
+                .changed
+                .wait(st)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+        let report = S2fReport {
+            busy_ms: st.busy_ms.clone(),
+            migrations: st.migrations,
+            epochs: st.control.epochs().to_vec(),
+            metrics: self.shared.metrics.snapshot(0),
+            energy: self.shared.cores.energy(&st.busy_ms),
+            dynamic_energy: self.shared.cores.dynamic_energy(&st.busy_ms),
+        };
+        drop(st);
+        drop(self.emulators);
+        report
+    }
+}
+
+/// What a drained run leaves.
+#[derive(Debug, Clone)]
+pub struct S2fReport {
+    /// Busy core-ms per core type, slowest first.
+    pub busy_ms: Vec<f64>,
+    /// Moves to a faster core.
+    pub migrations: u64,
+    /// The control epochs.
+    pub epochs: Vec<EpochStats>,
+    /// The final counts.
+    pub metrics: MetricsSnapshot,
+    /// Energy of the run in model units ([`CoreSet::energy`]).
+    pub energy: f64,
+    /// Its dynamic part.
+    pub dynamic_energy: f64,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn ms(&self, t: Instant) -> f64 {
+        t.saturating_duration_since(self.start).as_secs_f64() * 1000.0
+    }
+
+    /// Applies Algorithm 2 to the state now, and wakes requests waiting for a core.
+    fn place(&self, st: &mut State) {
+        let now = Instant::now();
+        let mut free = vec![0usize; self.cores.types().len()];
+        for (c, r) in st.core_req.iter().enumerate() {
+            if r.is_none() {
+                free[self.core_type[c]] += 1;
+            }
+        }
+        let placed: Vec<Placed> = st
+            .active
+            .iter()
+            .map(|e| Placed {
+                age_ms: now.saturating_duration_since(e.arrival).as_secs_f64() * 1000.0,
+                core_type: e.core.map(|c| self.core_type[c]),
+            })
+            .collect();
+        let moves = as2f_moves(st.control.thresholds(), self.cores.counts(), &free, &placed);
+        if moves.is_empty() {
+            return;
+        }
+        for mv in moves {
+            let core = (0..st.core_req.len())
+                .find(|&c| st.core_req[c].is_none() && self.core_type[c] == mv.to)
+                .expect("the placement had a free core");
+            let entry = &mut st.active[mv.request];
+            if let Some(old) = entry.core {
+                st.core_req[old] = None;
+                st.migrations += 1;
+            }
+            entry.core = Some(core);
+            st.core_req[core] = Some(entry.id);
+        }
+        self.changed.notify_all();
+    }
+
+    fn core_of(st: &State, id: u64) -> Option<usize> {
+        st.active.iter().find(|e| e.id == id).and_then(|e| e.core)
+    }
+
+    /// Runs request `id` on this thread: waits for a core, runs its units with a
+    /// placement check after each, merges, and leaves.
+    fn serve<J: Job>(
+        &self,
+        id: u64,
+        job: &J,
+        arrival: Instant,
+        measured: bool,
+    ) -> (Result<J::Output, RequestError>, Timing) {
+        let mut core = {
+            let mut st = self.lock();
+            loop {
+                if let Some(c) = Self::core_of(&st, id) {
+                    break c;
+                }
+                st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+            }
+        };
+        pin_current_thread(self.cpus[core]);
+        self.metrics.threads_in_use.fetch_add(1, Ordering::Relaxed);
+        let start = Instant::now();
+        let account = |core: &mut usize, since: Instant| {
+            let mut st = self.lock();
+            st.busy_ms[self.core_type[*core]] += since.elapsed().as_secs_f64() * 1000.0;
+            self.place(&mut st);
+            if let Some(c) = Self::core_of(&st, id) {
+                if c != *core {
+                    *core = c;
+                    pin_current_thread(self.cpus[c]);
+                }
+            }
+        };
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut parts = Vec::with_capacity(job.units());
+            for unit in 0..job.units() {
+                let t0 = Instant::now();
+                parts.push(job.run(unit));
+                account(&mut core, t0);
+            }
+            let t0 = Instant::now();
+            let out = job.merge(parts);
+            account(&mut core, t0);
+            out
+        }));
+        let finish = Instant::now();
+        self.metrics.threads_in_use.fetch_sub(1, Ordering::Relaxed);
+        let result = run.map_err(|p| RequestError::Panicked(panic_text(p.as_ref())));
+        let timing = Timing {
+            arrival,
+            start,
+            finish,
+            max_degree: 1,
+            mean_degree: 1.0,
+            boosted: false,
+        };
+        let m = &self.metrics;
+        match &result {
+            Ok(_) => {
+                m.completed.fetch_add(1, Ordering::Relaxed);
+                m.degrees[0].fetch_add(1, Ordering::Relaxed);
+                if measured {
+                    m.latency
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .record(timing.latency_ms());
+                }
+            }
+            Err(_) => {
+                m.failed.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        {
+            let mut st = self.lock();
+            if let Some(c) = Self::core_of(&st, id) {
+                st.core_req[c] = None;
+            }
+            st.active.retain(|e| e.id != id);
+            let now_ms = self.ms(finish);
+            st.control.on_completion(now_ms, timing.latency_ms());
+            self.place(&mut st);
+            self.changed.notify_all();
+        }
+        m.load.fetch_sub(1, Ordering::Relaxed);
+        (result, timing)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Spins for `ms` per unit, `units` units.
+    struct Spin {
+        units: usize,
+        ms: f64,
+        panic: bool,
+    }
+
+    impl Job for Spin {
+        type Part = ();
+        type Output = usize;
+        fn units(&self) -> usize {
+            self.units
+        }
+        fn run(&self, _unit: usize) {
+            assert!(!self.panic, "boom");
+            let until = Instant::now() + Duration::from_secs_f64(self.ms / 1000.0);
+            while Instant::now() < until {
+                std::hint::spin_loop();
+            }
+        }
+        fn merge(&self, parts: Vec<()>) -> usize {
+            parts.len()
+        }
+    }
+
+    fn runtime(policy: HeteroPolicy) -> S2fRuntime {
+        S2fRuntime::start(S2fConfig {
+            cores: CoreSet::parse("1@1,1@2").unwrap(),
+            cpus: vec![0, 1],
+            policy,
+            emulation: None,
+            max_active: 100,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn every_request_completes_or_fails_alone_and_long_ones_migrate() {
+        let rt = runtime(HeteroPolicy::Fixed(vec![5.0]));
+        let now = Instant::now();
+        let handles: Vec<_> = (0..6)
+            .map(|i| {
+                let job = Spin {
+                    units: 10,
+                    ms: 1.0,
+                    panic: i == 3,
+                };
+                rt.submit_at(job, now, true).unwrap()
+            })
+            .collect();
+        let results: Vec<_> = handles.into_iter().map(|h| h.wait()).collect();
+        for (i, r) in results.iter().enumerate() {
+            match r {
+                Ok(done) => assert_eq!(done.output, 10),
+                Err(RequestError::Panicked(m)) => {
+                    assert_eq!(i, 3);
+                    assert!(m.contains("boom"));
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        let report = rt.drain();
+        assert_eq!(report.metrics.completed, 5);
+        assert_eq!(report.metrics.failed, 1);
+        // 10 ms requests pass the 5 ms threshold, so some moved to the fast core.
+        assert!(report.migrations > 0);
+        assert!(report.busy_ms[1] > 0.0);
+        assert!(report.energy > report.dynamic_energy);
+    }
+
+    #[test]
+    fn bad_configurations_are_refused() {
+        let cfg = |cpus: Vec<usize>, policy| S2fConfig {
+            cores: CoreSet::parse("1@1,1@2").unwrap(),
+            cpus,
+            policy,
+            emulation: None,
+            max_active: 10,
+        };
+        assert!(S2fRuntime::start(cfg(vec![0], HeteroPolicy::Rtl)).is_err());
+        assert!(S2fRuntime::start(cfg(vec![0, 0], HeteroPolicy::Rtl)).is_err());
+        assert!(S2fRuntime::start(cfg(vec![0, 1], HeteroPolicy::Oblivious)).is_err());
+    }
+}
