@@ -6,6 +6,7 @@ Usage:
   python3 scripts/reproduce-as2f.py step  [--out DIR]                 # Fig. 5.8 (SVG chart)
   python3 scripts/reproduce-as2f.py three [--requests N] [--out DIR]  # Fig. 5.11
   python3 scripts/reproduce-as2f.py heat  [--requests N] [--out DIR]  # Fig. 5.12
+  python3 scripts/reproduce-as2f.py live-step [--out DIR]             # live load step, 2 cores
 
 Each mode prints Markdown tables (pasted into docs/reproduction.md) and keeps every run
 summary as JSON lines under DIR (default docs/as2f-runs/). Energy is normalized, as the
@@ -165,7 +166,7 @@ def svg_epochs(path, epochs, target, phases):
     st = lambda t: h - pad - t / tmax * (h - 2 * pad)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
            'font-family="sans-serif" font-size="12">',
-           f'<text x="{pad}" y="20">EETL, search, load {phases}: p99 of each 2000-request '
+           f'<text x="{pad}" y="20">EETL, load {phases}: p99 of each 2000-request '
            f'epoch (dots, 0-{pmax:.0f} ms), target {target:g} ms (dashed), threshold '
            f'(line, 0-{tmax:.0f} ms)</text>',
            f'<rect x="{pad}" y="{pad}" width="{w - 2 * pad}" height="{h - 2 * pad}" '
@@ -204,6 +205,47 @@ def step_mode(args):
     over = [e for e in s["epochs"] if e["p99_ms"] > target]
     print(f"\n{len(over)} of {len(s['epochs'])} epochs have a p99 above {target:g} ms; "
           f"the worst is {max(e['p99_ms'] for e in s['epochs']):.1f} ms.")
+
+
+def live_step_mode(args):
+    """A live load step on this machine: 1 slow (emulated) + 1 fast core, the Asian-option
+    workload, EETL planned from a measured profile (about 10 minutes)."""
+    out = args.out
+    os.makedirs(out, exist_ok=True)
+    profile = os.path.join(out, "asian-6-profile.csv")
+    if not os.path.exists(profile):
+        sh([TAILOR, "profile", "--workload", "asian:6", "--degrees", "1..1", "--repeat", "1",
+            "--requests", "2000", "--seed", "7", "--out", profile])
+    # The profile is at the machine's speed, the fast core's; work is counted on the slow
+    # (half-speed) core.
+    demand = f"scale:2:profile:{profile}"
+    target = 105.0
+    table = os.path.join(out, "eetl-105.json")
+    sh([TAILOR, "plan", "eetl", "--demand", demand, "--cores", "1@1,1@2", "--target-ms",
+        str(target), "--rps", "10:100", "--out", table])
+    phases = "20*4000,50*4000,20*4000,50*4000"
+    summary = sh([TAILOR, "run", "--workload", "asian:6", "--policy", f"eetl:{target:g}",
+                  "--cores", "1@1,1@2", "--arrivals", f"phases:{phases}", "--rps", "20",
+                  "--requests", "16000", "--seed", "5", "--target-ms", str(target),
+                  "--table", table, "--records", os.path.join(out, "step-records.csv")])
+    open(os.path.join(out, "step-eetl.json"), "w").write(summary)
+    report_live_step(json.loads(summary.strip().splitlines()[-1]), out, target, phases)
+
+
+def report_live_step(s, out, target, phases):
+    path = os.path.join(out, "live-load-step.svg")
+    svg_epochs(path, s["epochs"], target, phases)
+    print(f"wrote {path}")
+    print("\n| phase | rps | p99 ms | p99 of its last 100 ms | mean ms |\n|---|---|---|---|---|")
+    for i, p in enumerate(s["phases"]):
+        print(f"| {i + 1} | {p['rps']:g} | {p['p99_ms']:.1f} | {p['p99_last_100_ms']:.1f} | "
+              f"{p['mean_ms']:.1f} |")
+    print("\n| epoch | ends at s | p99 ms | load estimate rps | threshold ms |\n|---|---|---|---|---|")
+    for i, e in enumerate(s["epochs"]):
+        print(f"| {i + 1} | {e['time_ms'] / 1000:.0f} | {e['p99_ms']:.1f} | "
+              f"{e['rps_estimate']:.1f} | {e['thresholds_ms'][0]:.1f} |")
+    print(f"\nOverall p99 {s['latency_ms']['p99']:.1f} ms, energy {s['energy']['per_request']:.1f} "
+          f"per request, {s['migrations_per_request']:.2f} migrations per request.")
 
 
 def exhaustive(r, demand, cores, rps, target, step, top):
@@ -285,11 +327,14 @@ def heat_mode(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["two", "step", "three", "heat"])
+    ap.add_argument("mode", choices=["two", "step", "three", "heat", "live-step"])
     ap.add_argument("--requests", type=int, default=100000)
     ap.add_argument("--out", default="docs/as2f-runs")
     args = ap.parse_args()
-    {"two": two_mode, "step": step_mode, "three": three_mode, "heat": heat_mode}[args.mode](args)
+    if args.mode == "live-step" and args.out == "docs/as2f-runs":
+        args.out = "docs/as2f-live"
+    {"two": two_mode, "step": step_mode, "three": three_mode, "heat": heat_mode,
+     "live-step": live_step_mode}[args.mode](args)
 
 
 if __name__ == "__main__":
