@@ -227,7 +227,7 @@ def live_step_mode(args):
     summary = sh([TAILOR, "run", "--workload", "asian:6", "--policy", f"eetl:{target:g}",
                   "--cores", "1@1,1@2", "--arrivals", f"phases:{phases}", "--rps", "20",
                   "--requests", "16000", "--seed", "5", "--target-ms", str(target),
-                  "--table", table, "--records", os.path.join(out, "step-records.csv")])
+                  "--table", table])
     open(os.path.join(out, "step-eetl.json"), "w").write(summary)
     report_live_step(json.loads(summary.strip().splitlines()[-1]), out, target, phases)
 
