@@ -371,7 +371,10 @@ fn simulate_refuses_bad_arguments_naming_them() {
         (vec!["seq", "--rps", "0"], "--rps"),
         (vec!["seq", "--rps", "900"], "overload"),
         (vec!["seq", "--cores", "0"], "--cores"),
-        (vec!["seq", "--cores", "2@1.5"], "speed 1.5"),
+        (
+            vec!["seq", "--cores", "2@1.5"],
+            "core speeds are for the heterogeneous-core policies",
+        ),
         (vec!["fm"], "--table"),
         (
             vec!["seq", "--policy", "fix:2", "--records", "x.csv"],
