@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::control::{EetlController, EetlPlan, Reactive};
+use crate::hetero::CoreSet;
 use crate::s2f::HeteroPolicy;
 use crate::summary::{exact_quantile, EpochStats};
 
@@ -35,15 +36,27 @@ pub struct ThresholdControl {
 }
 
 impl ThresholdControl {
-    /// The control of a threshold policy on core types of `speeds` (slowest first), or
+    /// The control of a threshold policy on `cores`, or
     /// `None` for the policies without thresholds (Oblivious, RC). `open_loop` (window,
     /// thresholds per epoch, the last held) overrides the policy's, for identifying the
     /// plant. Errors name what does not fit the cores.
     pub fn new(
         policy: &HeteroPolicy,
-        speeds: &[f64],
+        cores: &CoreSet,
         open_loop: Option<(usize, Vec<Vec<f64>>)>,
     ) -> Result<Option<ThresholdControl>, String> {
+        let speeds: Vec<f64> = cores.types().iter().map(|t| t.speed).collect();
+        let speeds = speeds.as_slice();
+        if let HeteroPolicy::Eetl(plan) | HeteroPolicy::Reactive(_, plan) = policy {
+            let planned = CoreSet::parse(&plan.cores).map(|c| c.spec());
+            if planned.as_deref() != Ok(cores.spec().as_str()) {
+                return Err(format!(
+                    "the eetl plan is for cores {}, not {}; plan one for these cores",
+                    plan.cores,
+                    cores.spec()
+                ));
+            }
+        }
         let n = speeds.len().saturating_sub(1);
         let (kind, thresholds) = match open_loop {
             Some((window, steps)) => {
@@ -172,7 +185,8 @@ mod tests {
 
     #[test]
     fn fixed_thresholds_never_move_and_open_loop_steps_each_epoch() {
-        let mut c = ThresholdControl::new(&HeteroPolicy::Fixed(vec![30.0]), &[1.0, 2.0], None)
+        let two = CoreSet::parse("1@1,1@2").unwrap();
+        let mut c = ThresholdControl::new(&HeteroPolicy::Fixed(vec![30.0]), &two, None)
             .unwrap()
             .unwrap();
         for i in 0..5000 {
@@ -180,7 +194,7 @@ mod tests {
         }
         assert_eq!(c.thresholds(), &[30.0]);
         let steps = vec![vec![1.0], vec![2.0], vec![3.0]];
-        let mut c = ThresholdControl::new(&HeteroPolicy::Ee, &[1.0, 2.0], Some((2, steps)))
+        let mut c = ThresholdControl::new(&HeteroPolicy::Ee, &two, Some((2, steps)))
             .unwrap()
             .unwrap();
         assert_eq!(c.thresholds(), &[1.0]);
@@ -196,13 +210,9 @@ mod tests {
         assert_eq!(e.len(), 3);
         assert_eq!(e[0].p99_ms, 7.0);
         // Policies without thresholds have no control.
-        assert!(
-            ThresholdControl::new(&HeteroPolicy::Oblivious, &[1.0, 2.0], None)
-                .unwrap()
-                .is_none()
-        );
-        assert!(
-            ThresholdControl::new(&HeteroPolicy::Ee, &[1.0, 2.0], Some((2, vec![vec![]]))).is_err()
-        );
+        assert!(ThresholdControl::new(&HeteroPolicy::Oblivious, &two, None)
+            .unwrap()
+            .is_none());
+        assert!(ThresholdControl::new(&HeteroPolicy::Ee, &two, Some((2, vec![vec![]]))).is_err());
     }
 }

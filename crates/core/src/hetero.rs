@@ -13,6 +13,9 @@
 
 use crate::error::SpecError;
 
+/// The most cores a set may have.
+pub const MAX_CORES: usize = 1 << 16;
+
 /// Static power as a fraction of the chip's peak power (§5.2.5).
 pub const STATIC_SHARE: f64 = 0.2;
 
@@ -57,8 +60,8 @@ impl CoreSet {
     pub fn parse(text: &str) -> Result<CoreSet, SpecError> {
         let bad = |reason: String| SpecError::syntax("--cores", text, reason);
         if let Ok(m) = text.trim().parse::<usize>() {
-            if m == 0 {
-                return Err(bad("must be at least 1".into()));
+            if m == 0 || m > MAX_CORES {
+                return Err(bad(format!("must be from 1 to {MAX_CORES}")));
             }
             return Ok(CoreSet::homogeneous(m));
         }
@@ -81,6 +84,13 @@ impl CoreSet {
             match groups.iter_mut().find(|(s, _)| *s == speed) {
                 Some((_, c)) => *c += count,
                 None => groups.push((speed, count)),
+            }
+            let total: usize = groups
+                .iter()
+                .map(|g| g.1)
+                .fold(0usize, usize::saturating_add);
+            if total > MAX_CORES {
+                return Err(bad(format!("more than {MAX_CORES} cores")));
             }
         }
         groups.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -289,7 +299,18 @@ mod tests {
         assert_eq!(c.counts(), &[5, 1]);
         assert_eq!(c.spec(), "5@1,1@2");
         assert!(CoreSet::parse("16").unwrap().is_uniform_unit());
-        for bad in ["0", "8@", "x@1", "0@1", "2@0", "2@-1", "2@nan", ""] {
+        for bad in [
+            "0",
+            "8@",
+            "x@1",
+            "0@1",
+            "2@0",
+            "2@-1",
+            "2@nan",
+            "",
+            "70000",
+            "40000@1,40000@2",
+        ] {
             assert!(CoreSet::parse(bad).is_err(), "{bad}");
         }
     }

@@ -31,7 +31,8 @@ pub use distribution::{Bin, BinnedDistribution, PROBABILITY_TOLERANCE};
 pub use epochs::{ThresholdControl, LOAD_WINDOW};
 pub use error::{Location, ReadError, ReadErrorKind, SpecError};
 pub use hetero::{
-    as2f_moves, dynamic_power, CoreSet, CoreType, Move, Placed, AGE_TOLERANCE_MS, STATIC_SHARE,
+    as2f_moves, dynamic_power, CoreSet, CoreType, Move, Placed, AGE_TOLERANCE_MS, MAX_CORES,
+    STATIC_SHARE,
 };
 pub use job::Job;
 pub use policy::{Admission, Policy, Tables};

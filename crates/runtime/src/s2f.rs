@@ -78,6 +78,8 @@ struct Shared {
     cpus: Vec<usize>,
     metrics: Metrics,
     max_active: usize,
+    /// Request threads the kernel would not pin.
+    pin_failures: std::sync::atomic::AtomicU64,
 }
 
 /// The live AS2F runtime.
@@ -105,7 +107,7 @@ impl S2fRuntime {
             return Err(S2fError::Config("each core needs its own CPU".into()));
         }
         let speeds: Vec<f64> = cfg.cores.types().iter().map(|t| t.speed).collect();
-        let control = ThresholdControl::new(&cfg.policy, &speeds, None)
+        let control = ThresholdControl::new(&cfg.policy, &cfg.cores, None)
             .map_err(S2fError::Config)?
             .ok_or_else(|| {
                 S2fError::Config(format!(
@@ -125,12 +127,19 @@ impl S2fRuntime {
         if let Some((period, loss)) = cfg.emulation {
             for (c, &k) in core_type.iter().enumerate() {
                 if speeds[k] < fastest {
-                    emulators.push(SlowCore::start_compensated(
+                    let slow = SlowCore::start_compensated(
                         cfg.cpus[c],
                         fastest / speeds[k],
                         period,
                         loss,
-                    )?);
+                    )?;
+                    if !slow.pinned() {
+                        return Err(S2fError::Config(format!(
+                            "cannot pin the slow-core emulator to CPU {}",
+                            cfg.cpus[c]
+                        )));
+                    }
+                    emulators.push(slow);
                 }
             }
         }
@@ -152,6 +161,7 @@ impl S2fRuntime {
                 cpus: cfg.cpus,
                 metrics: Metrics::new(1),
                 max_active: cfg.max_active.max(1),
+                pin_failures: std::sync::atomic::AtomicU64::new(0),
             }),
             emulators,
         })
@@ -178,12 +188,16 @@ impl S2fRuntime {
             }
             let id = st.next_id;
             st.next_id += 1;
-            // Submissions come in arrival order, so the list stays oldest first.
-            st.active.push(Entry {
-                id,
-                arrival,
-                core: None,
-            });
+            // Keep the list oldest first even if submitters race.
+            let at = st.active.partition_point(|e| e.arrival <= arrival);
+            st.active.insert(
+                at,
+                Entry {
+                    id,
+                    arrival,
+                    core: None,
+                },
+            );
             let now_ms = self.shared.ms(arrival);
             st.control.on_arrival(now_ms);
             self.shared.place(&mut st);
@@ -201,7 +215,7 @@ impl S2fRuntime {
         if let Err(e) = spawned {
             // Take it back out; its completer went with the closure and resolves it.
             let mut st = self.shared.lock();
-            st.active.retain(|e| e.id != id);
+            self.shared.leave(&mut st, id);
             self.shared.place(&mut st);
             self.shared.metrics.load.fetch_sub(1, Ordering::Relaxed);
             return Err(S2fError::Io(e));
@@ -233,6 +247,7 @@ impl S2fRuntime {
                 .unwrap_or_else(|e| e.into_inner());
         }
         let report = S2fReport {
+            pin_failures: self.shared.pin_failures.load(Ordering::Relaxed),
             busy_ms: st.busy_ms.clone(),
             migrations: st.migrations,
             epochs: st.control.epochs().to_vec(),
@@ -249,6 +264,8 @@ impl S2fRuntime {
 /// What a drained run leaves.
 #[derive(Debug, Clone)]
 pub struct S2fReport {
+    /// Times a request thread could not be pinned to its core's CPU.
+    pub pin_failures: u64,
     /// Busy core-ms per core type, slowest first.
     pub busy_ms: Vec<f64>,
     /// Moves to a faster core.
@@ -266,6 +283,14 @@ pub struct S2fReport {
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Pins the calling thread to core `core`'s CPU; a refusal is counted, since the
+    /// request then runs wherever the kernel puts it.
+    fn pin(&self, core: usize) {
+        if !pin_current_thread(self.cpus[core]) {
+            self.pin_failures.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     fn ms(&self, t: Instant) -> f64 {
@@ -308,6 +333,14 @@ impl Shared {
         self.changed.notify_all();
     }
 
+    /// Takes request `id` out of the system, freeing its core.
+    fn leave(&self, st: &mut State, id: u64) {
+        if let Some(c) = Self::core_of(st, id) {
+            st.core_req[c] = None;
+        }
+        st.active.retain(|e| e.id != id);
+    }
+
     fn core_of(st: &State, id: u64) -> Option<usize> {
         st.active.iter().find(|e| e.id == id).and_then(|e| e.core)
     }
@@ -330,20 +363,24 @@ impl Shared {
                 st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
             }
         };
-        pin_current_thread(self.cpus[core]);
+        self.pin(core);
         self.metrics.threads_in_use.fetch_add(1, Ordering::Relaxed);
         let start = Instant::now();
+        // After each unit: its time (taken before waiting for the lock) goes to the
+        // core's type, then the placement runs and the thread follows its request.
         let account = |core: &mut usize, since: Instant| {
+            let ms = since.elapsed().as_secs_f64() * 1000.0;
             let mut st = self.lock();
-            st.busy_ms[self.core_type[*core]] += since.elapsed().as_secs_f64() * 1000.0;
+            st.busy_ms[self.core_type[*core]] += ms;
             self.place(&mut st);
             if let Some(c) = Self::core_of(&st, id) {
                 if c != *core {
                     *core = c;
-                    pin_current_thread(self.cpus[c]);
+                    self.pin(c);
                 }
             }
         };
+        let merge_ms = std::cell::Cell::new(0.0);
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let mut parts = Vec::with_capacity(job.units());
             for unit in 0..job.units() {
@@ -353,7 +390,7 @@ impl Shared {
             }
             let t0 = Instant::now();
             let out = job.merge(parts);
-            account(&mut core, t0);
+            merge_ms.set(t0.elapsed().as_secs_f64() * 1000.0);
             out
         }));
         let finish = Instant::now();
@@ -384,11 +421,11 @@ impl Shared {
             }
         }
         {
+            // The merge's time, the departure and the placement in one critical section,
+            // so a finished request is never placed.
             let mut st = self.lock();
-            if let Some(c) = Self::core_of(&st, id) {
-                st.core_req[c] = None;
-            }
-            st.active.retain(|e| e.id != id);
+            st.busy_ms[self.core_type[core]] += merge_ms.get();
+            self.leave(&mut st, id);
             let now_ms = self.ms(finish);
             st.control.on_completion(now_ms, timing.latency_ms());
             self.place(&mut st);

@@ -91,8 +91,7 @@ pub fn simulate_hetero(cfg: &HeteroSimConfig) -> Result<SimOutput, SimError> {
     if matches!(cfg.policy, HeteroPolicy::RcHetero(_)) && n_types < 2 {
         return Err(bad("rc-hetero needs at least two core types".into()));
     }
-    let speeds: Vec<f64> = cfg.cores.types().iter().map(|t| t.speed).collect();
-    let control = ThresholdControl::new(&cfg.policy, &speeds, cfg.open_loop.clone())
+    let control = ThresholdControl::new(&cfg.policy, &cfg.cores, cfg.open_loop.clone())
         .map_err(|e| bad(format!("{e} (--cores {})", cfg.cores.spec())))?;
     let core_type: Vec<usize> = cfg
         .cores
@@ -243,7 +242,9 @@ impl Sim<'_> {
             let Some(slot) = self.core_req[c] else {
                 continue;
             };
-            if self.reqs[slot].left > EPS * self.reqs[slot].work.max(1.0) {
+            // Done once the time left is below what `now` can resolve.
+            let left_ms = self.reqs[slot].left / self.speed(c);
+            if left_ms > EPS * self.reqs[slot].work.max(1.0).max(self.now) {
                 continue;
             }
             self.core_req[c] = None;
