@@ -126,14 +126,7 @@ impl RayonPeer {
             }));
             in_use.fetch_sub(1, Ordering::Relaxed);
             let finish = Instant::now();
-            let timing = Timing {
-                arrival,
-                start,
-                finish,
-                max_degree: 1,
-                mean_degree: 1.0,
-                boosted: false,
-            };
+            let timing = Timing::sequential(arrival, start, finish);
             let result = run.map_err(|_| RequestError::Panicked("a rayon task panicked".into()));
             if result.is_ok() {
                 completed.fetch_add(1, Ordering::Relaxed);

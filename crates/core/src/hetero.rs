@@ -116,6 +116,15 @@ impl CoreSet {
         &self.counts
     }
 
+    /// The type of each core, cores numbered slowest type first.
+    pub fn core_types(&self) -> Vec<usize> {
+        self.counts
+            .iter()
+            .enumerate()
+            .flat_map(|(k, &c)| std::iter::repeat_n(k, c))
+            .collect()
+    }
+
     /// All cores.
     pub fn total(&self) -> usize {
         self.counts.iter().sum()
@@ -298,6 +307,7 @@ mod tests {
         let c = CoreSet::parse("1@2,3@1,2@1").unwrap();
         assert_eq!(c.counts(), &[5, 1]);
         assert_eq!(c.spec(), "5@1,1@2");
+        assert_eq!(c.core_types(), vec![0, 0, 0, 0, 0, 1]);
         assert!(CoreSet::parse("16").unwrap().is_uniform_unit());
         for bad in [
             "0",

@@ -43,6 +43,18 @@ pub struct Timing {
 }
 
 impl Timing {
+    /// The timing of a request that ran on one thread throughout.
+    pub fn sequential(arrival: Instant, start: Instant, finish: Instant) -> Timing {
+        Timing {
+            arrival,
+            start,
+            finish,
+            max_degree: 1,
+            mean_degree: 1.0,
+            boosted: false,
+        }
+    }
+
     /// Latency in ms: finish minus arrival, queueing included.
     pub fn latency_ms(&self) -> f64 {
         self.finish.duration_since(self.arrival).as_secs_f64() * 1000.0

@@ -115,13 +115,7 @@ impl S2fRuntime {
                     cfg.policy.name()
                 ))
             })?;
-        let core_type: Vec<usize> = cfg
-            .cores
-            .counts()
-            .iter()
-            .enumerate()
-            .flat_map(|(k, &c)| std::iter::repeat_n(k, c))
-            .collect();
+        let core_type: Vec<usize> = cfg.cores.core_types();
         let fastest = speeds.last().copied().unwrap_or(1.0);
         let mut emulators = Vec::new();
         if let Some((period, loss)) = cfg.emulation {
@@ -396,14 +390,7 @@ impl Shared {
         let finish = Instant::now();
         self.metrics.threads_in_use.fetch_sub(1, Ordering::Relaxed);
         let result = run.map_err(|p| RequestError::Panicked(panic_text(p.as_ref())));
-        let timing = Timing {
-            arrival,
-            start,
-            finish,
-            max_degree: 1,
-            mean_degree: 1.0,
-            boosted: false,
-        };
+        let timing = Timing::sequential(arrival, start, finish);
         let m = &self.metrics;
         match &result {
             Ok(_) => {

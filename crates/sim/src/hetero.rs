@@ -93,13 +93,7 @@ pub fn simulate_hetero(cfg: &HeteroSimConfig) -> Result<SimOutput, SimError> {
     }
     let control = ThresholdControl::new(&cfg.policy, &cfg.cores, cfg.open_loop.clone())
         .map_err(|e| bad(format!("{e} (--cores {})", cfg.cores.spec())))?;
-    let core_type: Vec<usize> = cfg
-        .cores
-        .counts()
-        .iter()
-        .enumerate()
-        .flat_map(|(k, &c)| std::iter::repeat_n(k, c))
-        .collect();
+    let core_type: Vec<usize> = cfg.cores.core_types();
     let count = base.request_count();
     let (arrival_rng, mut demand_rng) = workload_rngs(base.seed);
     let arrivals = base.arrivals.stream(base.rps, count, arrival_rng)?;
