@@ -18,14 +18,14 @@
 //!   requests ([`CoreSet::energy`]).
 
 use tailor_core::{
-    as2f_moves, workload_rngs, CoreSet, EnergySummary, HeteroPolicy, Placed, ThresholdControl,
-    AGE_TOLERANCE_MS,
+    as2f_moves, workload_rngs, CoreSet, EnergySummary, HeteroPolicy, Placed, RequestDemand,
+    ThresholdControl, AGE_TOLERANCE_MS,
 };
 
 use crate::config::{SimConfig, SimError};
 use crate::measure::{finish, Measurements};
 use crate::report::{RequestRecord, SimOutput, TracePoint};
-use crate::time::{next_event, Next};
+use crate::time::{run_fluid, Fluid};
 
 /// Times closer than this (ms) are equal.
 const EPS: f64 = 1e-9;
@@ -112,33 +112,7 @@ pub fn simulate_hetero(cfg: &HeteroSimConfig) -> Result<SimOutput, SimError> {
         m: Measurements::with_max_degree(base, 1),
         trace: Vec::new(),
     };
-    let mut upcoming = arrivals.enumerate().peekable();
-    loop {
-        let next_arrival = upcoming.peek().map(|&(_, t)| t);
-        match next_event(sim.next_change(), next_arrival, EPS) {
-            None => break,
-            Some(Next::Change(t)) => {
-                sim.advance(t);
-                sim.complete_done();
-            }
-            Some(Next::Arrival(t)) => {
-                sim.advance(t);
-                let (index, arrival) = upcoming.next().expect("peeked");
-                let work = base.demand.sample(&mut demand_rng).work_ms;
-                sim.arrive(Req {
-                    index,
-                    arrival,
-                    start: None,
-                    work,
-                    left: work,
-                    core: None,
-                    migrations: 0,
-                });
-            }
-        }
-        sim.schedule();
-        sim.record_trace();
-    }
+    run_fluid(&mut sim, arrivals, &base.demand, &mut demand_rng, EPS);
     let completed = sim.m.completed.max(1) as f64;
     let energy = cfg.cores.energy(&sim.busy_ms);
     let dynamic = cfg.cores.dynamic_energy(&sim.busy_ms);
@@ -175,6 +149,38 @@ pub fn simulate_hetero(cfg: &HeteroSimConfig) -> Result<SimOutput, SimError> {
     s.migrations_per_request = Some(migrations);
     s.epochs = epochs;
     Ok(out)
+}
+
+impl Fluid for Sim<'_> {
+    fn next_change(&self) -> Option<f64> {
+        Sim::next_change(self)
+    }
+
+    fn advance(&mut self, t: f64) {
+        Sim::advance(self, t);
+    }
+
+    fn apply_changes(&mut self) {
+        self.complete_done();
+    }
+
+    fn on_arrival(&mut self, index: usize, arrival: f64, demand: RequestDemand) {
+        let work = demand.work_ms;
+        self.arrive(Req {
+            index,
+            arrival,
+            start: None,
+            work,
+            left: work,
+            core: None,
+            migrations: 0,
+        });
+    }
+
+    fn after_event(&mut self) {
+        self.schedule();
+        self.record_trace();
+    }
 }
 
 impl Sim<'_> {

@@ -27,12 +27,12 @@
 
 use std::collections::VecDeque;
 
-use tailor_core::{workload_rngs, Speedup, StealAdmission, StealPolicy};
+use tailor_core::{workload_rngs, RequestDemand, Speedup, StealAdmission, StealPolicy};
 
 use crate::config::{SimConfig, SimError};
 use crate::measure::{finish, Measurements};
 use crate::report::{RequestRecord, SimOutput, TracePoint};
-use crate::time::{next_event, Next};
+use crate::time::{run_fluid, Fluid};
 
 /// Work below this (ms) counts as done; times are compared with the same tolerance.
 const EPS: f64 = 1e-9;
@@ -114,47 +114,50 @@ pub fn simulate_steal(cfg: &StealSimConfig) -> Result<SimOutput, SimError> {
         m: Measurements::with_max_degree(base, base.cores),
         trace: Vec::new(),
     };
-    let mut upcoming = arrivals.enumerate().peekable();
-    loop {
-        let next_arrival = upcoming.peek().map(|&(_, t)| t);
-        match next_event(sim.next_change(), next_arrival, EPS) {
-            None => break,
-            Some(Next::Change(t)) => {
-                sim.advance(t);
-                sim.settle();
-            }
-            Some(Next::Arrival(t)) => {
-                sim.advance(t);
-                {
-                    let (index, arrival) = upcoming.next().expect("peeked");
-                    let demand = base.demand.sample(&mut demand_rng);
-                    let serial_fraction = match demand.speedup {
-                        Speedup::Amdahl { serial_fraction } => serial_fraction,
-                        _ => 0.0,
-                    };
-                    sim.arrive(Req {
-                        index,
-                        arrival,
-                        start: arrival,
-                        work: demand.work_ms,
-                        parallel: (1.0 - serial_fraction) * demand.work_ms,
-                        serial: serial_fraction * demand.work_ms,
-                        cores: 0,
-                        max_cores: 0,
-                        processed: 0.0,
-                        stealable: true,
-                    });
-                }
-            }
-        }
-        sim.schedule();
-        sim.record_trace();
-    }
+    run_fluid(&mut sim, arrivals, &base.demand, &mut demand_rng, EPS);
     let serialized = sim.serialized;
     let mut out = finish(base, sim.m, sim.trace);
     out.summary.policy = cfg.policy.name().into();
     out.summary.serialized = Some(serialized);
     Ok(out)
+}
+
+impl Fluid for Sim<'_> {
+    fn next_change(&self) -> Option<f64> {
+        Sim::next_change(self)
+    }
+
+    fn advance(&mut self, t: f64) {
+        Sim::advance(self, t);
+    }
+
+    fn apply_changes(&mut self) {
+        self.settle();
+    }
+
+    fn on_arrival(&mut self, index: usize, arrival: f64, demand: RequestDemand) {
+        let serial_fraction = match demand.speedup {
+            Speedup::Amdahl { serial_fraction } => serial_fraction,
+            _ => 0.0,
+        };
+        self.arrive(Req {
+            index,
+            arrival,
+            start: arrival,
+            work: demand.work_ms,
+            parallel: (1.0 - serial_fraction) * demand.work_ms,
+            serial: serial_fraction * demand.work_ms,
+            cores: 0,
+            max_cores: 0,
+            processed: 0.0,
+            stealable: true,
+        });
+    }
+
+    fn after_event(&mut self) {
+        self.schedule();
+        self.record_trace();
+    }
 }
 
 impl Sim<'_> {

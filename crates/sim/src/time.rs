@@ -71,22 +71,48 @@ pub(crate) fn splitmix_below(state: &mut u64, n: usize) -> usize {
     ((x ^ (x >> 31)) % n.max(1) as u64) as usize
 }
 
-/// What a fluid model's event loop does next.
-pub(crate) enum Next {
-    /// Advance to this time and apply the state changes due.
-    Change(f64),
-    /// Advance to this time and take the next arrival.
-    Arrival(f64),
+/// A fluid model the event loop of [`run_fluid`] drives: the work-stealing model
+/// (`steal.rs`) and the heterogeneous-core model (`hetero.rs`).
+pub(crate) trait Fluid {
+    /// When the running requests next change (a core leaves, work ends), if ever.
+    fn next_change(&self) -> Option<f64>;
+    /// Moves time to `t`, every running request progressing.
+    fn advance(&mut self, t: f64);
+    /// Applies the changes due now.
+    fn apply_changes(&mut self);
+    /// Request `index` arrives at `arrival` with `demand`.
+    fn on_arrival(&mut self, index: usize, arrival: f64, demand: tailor_core::RequestDemand);
+    /// After every event: the policy's decisions, and the trace.
+    fn after_event(&mut self);
 }
 
-/// The next event of a fluid model: its next state change or the next arrival,
-/// whichever is first (a change within `eps` of an arrival goes first); `None` when
-/// neither is left.
-pub(crate) fn next_event(change: Option<f64>, arrival: Option<f64>, eps: f64) -> Option<Next> {
-    match (change, arrival) {
-        (None, None) => None,
-        (Some(t), a) if a.is_none_or(|a| t <= a + eps) => Some(Next::Change(t)),
-        (_, Some(a)) => Some(Next::Arrival(a)),
-        (Some(t), None) => Some(Next::Change(t)),
+/// Runs `sim` until every arrival has come and every request has finished: the next
+/// state change or the next arrival, whichever is first (a change within `eps` of an
+/// arrival goes first), each arrival's demand drawn in arrival order from `demand_rng`.
+pub(crate) fn run_fluid(
+    sim: &mut impl Fluid,
+    arrivals: impl Iterator<Item = f64>,
+    demand: &tailor_core::DemandModel,
+    demand_rng: &mut tailor_core::Rng,
+    eps: f64,
+) {
+    let mut upcoming = arrivals.enumerate().peekable();
+    loop {
+        let next_arrival = upcoming.peek().map(|&(_, t)| t);
+        let change_first = match (sim.next_change(), next_arrival) {
+            (None, None) => break,
+            (Some(t), a) => a.is_none_or(|a| t <= a + eps),
+            (None, Some(_)) => false,
+        };
+        if change_first {
+            let t = sim.next_change().expect("a change is next");
+            sim.advance(t);
+            sim.apply_changes();
+        } else {
+            let (index, arrival) = upcoming.next().expect("an arrival is next");
+            sim.advance(arrival);
+            sim.on_arrival(index, arrival, demand.sample(demand_rng));
+        }
+        sim.after_event();
     }
 }
