@@ -152,6 +152,7 @@ impl Engine {
                 cores: h.cores.clone(),
                 cpus: (0..total).collect(),
                 policy: h.policy.clone(),
+                seed: cfg.seed,
                 emulation: h.emulation,
                 max_active: 100_000,
             })
@@ -294,6 +295,18 @@ impl LiveConfig {
                     source.len()
                 ),
             );
+        }
+        if let Some(h) = &self.hetero {
+            if matches!(h.policy, tailor_core::HeteroPolicy::RcHetero(_))
+                && source.job(0).demand_hint_ms().is_none()
+            {
+                return bad(
+                    "--policy",
+                    "rc-hetero is clairvoyant: it needs each request's work in advance, and \
+                     this workload does not give it (search gives it with --search-profile)"
+                        .into(),
+                );
+            }
         }
         let warmup = self.warmup.unwrap_or(self.request_count() / 20);
         if warmup >= self.request_count() {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use tailor_core::{workload_rngs, DemandModel, Job};
 use tailor_workloads::search::{QuerySpec, SearchIndex, SearchJob};
 use tailor_workloads::{
-    AsianJob, BlackScholesJob, PdeCalibration, Spinner, SyntheticJob, SyntheticShape,
+    AsianCost, AsianJob, BlackScholesJob, PdeCalibration, Spinner, SyntheticJob, SyntheticShape,
 };
 
 use rand::RngExt;
@@ -126,19 +126,27 @@ impl RequestSource for BlackScholesSource {
     }
 }
 
-/// Monte Carlo Asian-option requests: request i's option is drawn from the seed and i,
-/// and its work follows from its path count (not known before it runs).
+/// Monte Carlo Asian-option requests: request i's option is drawn from the seed and i.
+/// Its work is predicted from its paths and fixings with the cost measured when the
+/// source is made ([`AsianCost::measure`]), for clairvoyant policies and the records.
 #[derive(Debug, Clone)]
 pub struct AsianSource {
     count: usize,
     seed: u64,
     scale: f64,
+    cost: AsianCost,
 }
 
 impl AsianSource {
-    /// `count` requests of the run seeded `seed`, path counts times `scale`.
+    /// `count` requests of the run seeded `seed`, path counts times `scale`; times the
+    /// pricing loop on this machine (a few ms).
     pub fn new(count: usize, seed: u64, scale: f64) -> AsianSource {
-        AsianSource { count, seed, scale }
+        AsianSource {
+            count,
+            seed,
+            scale,
+            cost: AsianCost::measure(),
+        }
     }
 }
 
@@ -150,11 +158,11 @@ impl RequestSource for AsianSource {
     }
 
     fn job(&self, i: usize) -> AsianJob {
-        AsianJob::new(self.seed, i as u64, self.scale)
+        AsianJob::new(self.seed, i as u64, self.scale).with_demand_hint(&self.cost)
     }
 
-    fn work_ms(&self, _i: usize) -> Option<f64> {
-        None
+    fn work_ms(&self, i: usize) -> Option<f64> {
+        self.job(i).demand_hint_ms()
     }
 }
 

@@ -63,3 +63,56 @@ fn a_live_run_completes_every_request_and_reports_them() {
     };
     assert!(run_live(&long, &source).is_err());
 }
+
+/// Requests that do not tell their work in advance.
+struct Blind;
+
+struct BlindJob;
+
+impl tailor_core::Job for BlindJob {
+    type Part = ();
+    type Output = ();
+    fn units(&self) -> usize {
+        1
+    }
+    fn run(&self, _unit: usize) {}
+    fn merge(&self, _parts: Vec<()>) {}
+}
+
+impl tailor_bench::RequestSource for Blind {
+    type Job = BlindJob;
+    fn len(&self) -> usize {
+        10
+    }
+    fn job(&self, _i: usize) -> BlindJob {
+        BlindJob
+    }
+    fn work_ms(&self, _i: usize) -> Option<f64> {
+        None
+    }
+}
+
+#[test]
+fn clairvoyant_rc_is_refused_for_requests_that_hide_their_work() {
+    let cfg = LiveConfig {
+        cores: 2,
+        policy: Policy::Seq,
+        arrivals: Arrivals::Poisson,
+        rps: 100.0,
+        requests: 10,
+        seed: 1,
+        quantum_ms: 5.0,
+        target_ms: None,
+        warmup: Some(0),
+        workers: None,
+        steal: None,
+        rayon: false,
+        hetero: Some(tailor_bench::HeteroLive {
+            cores: tailor_core::CoreSet::parse("1@1,1@2").unwrap(),
+            policy: tailor_core::HeteroPolicy::RcHetero(5.0),
+            emulation: None,
+        }),
+    };
+    let err = run_live(&cfg, &Arc::new(Blind)).unwrap_err().to_string();
+    assert!(err.contains("rc-hetero is clairvoyant"), "{err}");
+}

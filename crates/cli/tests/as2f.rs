@@ -208,3 +208,76 @@ fn bad_heterogeneous_input_is_named() {
     assert!(run("rtl", None).contains("--cores COUNT@SPEED"));
     assert!(run("seq", Some("1@1,1@2")).contains("heterogeneous-core policies"));
 }
+
+#[test]
+fn every_heterogeneous_policy_runs_live_on_two_cores() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return; // one slow and one fast core need two CPUs
+    }
+    let dir = scratch("live");
+    let table = dir.join("eetl-50.json");
+    let out = tailor(&[
+        "plan",
+        "eetl",
+        "--demand",
+        "lognormal:5:5",
+        "--cores",
+        "1@1,1@2",
+        "--target-ms",
+        "50",
+        "--rps",
+        "10:100",
+        "--window",
+        "100",
+        "--epochs",
+        "8",
+        "--samples",
+        "1000",
+        "--out",
+        table.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for policy in [
+        "eetl:50",
+        "rtl",
+        "ee",
+        "s2f:2",
+        "reactive:50",
+        "oblivious",
+        "rc-hetero:0.5",
+    ] {
+        // No emulation: the test checks the placement, not the speeds.
+        let out = tailor(&[
+            "run",
+            "--workload",
+            "asian:0.05",
+            "--policy",
+            policy,
+            "--cores",
+            "1@1,1@2",
+            "--emulation-period-us",
+            "0",
+            "--rps",
+            "100",
+            "--requests",
+            "60",
+            "--seed",
+            "1",
+            "--target-ms",
+            "50",
+            "--table",
+            table.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{policy}: {}", text(&out.stderr));
+        let s: serde_json::Value =
+            serde_json::from_str(text(&out.stdout).lines().last().unwrap()).unwrap();
+        assert_eq!(s["completed"], 60, "{policy}");
+        assert!(
+            s["energy"]["per_request"].as_f64().unwrap() > 0.0,
+            "{policy}"
+        );
+        if policy == "oblivious" {
+            assert_eq!(s["migrations_per_request"], 0.0);
+        }
+    }
+}

@@ -5,6 +5,7 @@
 //! presets, speedup curves, arrival processes, and the planned tables.
 
 mod arrivals;
+mod baselines;
 mod control;
 mod csvfile;
 mod demand;
@@ -23,6 +24,7 @@ mod summary;
 mod table;
 
 pub use arrivals::{parse_trace, read_trace, ArrivalError, ArrivalStream, Arrivals, Phase};
+pub use baselines::{oblivious_moves, rc_moves, RcRequest};
 pub use control::{
     EetlController, EetlPlan, GainSet, Reactive, EETL_PLAN_KIND, FEEDFORWARD_MARGIN,
 };
@@ -67,4 +69,14 @@ pub fn workload_rngs(seed: u64) -> (Rng, Rng) {
     /// Salt that separates the demand stream from the arrival stream of a seed.
     const DEMAND_STREAM: u64 = 0x9E37_79B9_7F4A_7C15;
     (seeded_rng(seed), seeded_rng(seed ^ DEMAND_STREAM))
+}
+
+/// A number in `0..n` from a seeded splitmix64 stream whose state is `state`: the cheap
+/// choices of victims, queues and cores in the simulator and the live runtime.
+pub fn splitmix_below(state: &mut u64, n: usize) -> usize {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut x = *state;
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    ((x ^ (x >> 31)) % n.max(1) as u64) as usize
 }

@@ -1,4 +1,4 @@
-//! The live Adaptive Slow-to-Fast runtime: each request on its own thread, pinned to the core that Algorithm 2 gives it, on cores made heterogeneous by duty-cycle emulation.
+//! The live heterogeneous-core runtime: each request on its own thread, pinned to the core that Algorithm 2 (or Oblivious, or RC) gives it, on cores made heterogeneous by duty-cycle emulation.
 //!
 //! Haque's dissertation, §5.1.3: requests run sequentially and self-schedule; between
 //! units of its work a request asks for its placement ([`tailor_core::as2f_moves`] over
@@ -7,6 +7,10 @@
 //! every core is busy). The thresholds come from [`ThresholdControl`], the same
 //! bookkeeping the simulator uses: EETL's controller every 2000 completions, its load
 //! estimator at every arrival.
+//!
+//! Oblivious and RC place by [`tailor_core::oblivious_moves`] and
+//! [`tailor_core::rc_moves`] (§5.2.6), the decision code the simulator runs too. RC is
+//! clairvoyant: it reads each request's [`Job::demand_hint_ms`] at submission.
 //!
 //! Cores of a type slower than the fastest are slowed by a [`SlowCore`] emulator to
 //! s / s_max of the machine's speed (§5.2.3). A request that another's placement moved
@@ -17,7 +21,10 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use tailor_core::{as2f_moves, CoreSet, EpochStats, HeteroPolicy, Job, Placed, ThresholdControl};
+use tailor_core::{
+    as2f_moves, oblivious_moves, rc_moves, splitmix_below, CoreSet, EpochStats, HeteroPolicy, Job,
+    Move, Placed, RcRequest, ThresholdControl,
+};
 
 use crate::emulate::{pin_current_thread, EmulatorPriority, SlowCore};
 use crate::handle::{oneshot, panic_text, Handle, RequestError, Timing};
@@ -30,8 +37,11 @@ pub struct S2fConfig {
     pub cores: CoreSet,
     /// The CPU of each core, in the order of the core set (slowest type first).
     pub cpus: Vec<usize>,
-    /// A threshold policy: `eetl`, `rtl`, `ee`, `s2f` or `reactive`.
+    /// A heterogeneous-core policy: `eetl`, `rtl`, `ee`, `s2f`, `reactive`, `oblivious` or
+    /// `rc-hetero`.
     pub policy: HeteroPolicy,
+    /// Seeds Oblivious's core choices.
+    pub seed: u64,
     /// The slow cores' duty-cycle period (`None`: no emulation, the cores already
     /// differ), and the loss per period to give back (`tailor emulate` measures it).
     pub emulation: Option<(Duration, Duration)>,
@@ -51,19 +61,27 @@ pub enum S2fError {
     /// The system already holds `max_active` requests.
     #[error("{0} requests are in the system already")]
     Full(usize),
+    /// RC needs each request's work in advance, and this request gave none.
+    #[error("rc-hetero is clairvoyant: it needs each request's work in advance, and this request gives none")]
+    NoDemandHint,
 }
 
 struct Entry {
     id: u64,
     arrival: Instant,
     core: Option<usize>,
+    /// RC's view: its work, known in advance, is at least the policy's bound.
+    long: bool,
 }
 
 struct State {
     /// Requests in the system, oldest first.
     active: Vec<Entry>,
     core_req: Vec<Option<u64>>,
-    control: ThresholdControl,
+    /// The thresholds and their control; `None` for Oblivious and RC.
+    control: Option<ThresholdControl>,
+    /// Oblivious's splitmix state.
+    rng: u64,
     busy_ms: Vec<f64>,
     migrations: u64,
     next_id: u64,
@@ -74,6 +92,7 @@ struct Shared {
     changed: Condvar,
     start: Instant,
     cores: CoreSet,
+    policy: HeteroPolicy,
     core_type: Vec<usize>,
     cpus: Vec<usize>,
     metrics: Metrics,
@@ -107,14 +126,13 @@ impl S2fRuntime {
             return Err(S2fError::Config("each core needs its own CPU".into()));
         }
         let speeds: Vec<f64> = cfg.cores.types().iter().map(|t| t.speed).collect();
-        let control = ThresholdControl::new(&cfg.policy, &cfg.cores, None)
-            .map_err(S2fError::Config)?
-            .ok_or_else(|| {
-                S2fError::Config(format!(
-                    "{} has no thresholds; live runs take eetl, rtl, ee, s2f and reactive",
-                    cfg.policy.name()
-                ))
-            })?;
+        let control =
+            ThresholdControl::new(&cfg.policy, &cfg.cores, None).map_err(S2fError::Config)?;
+        if matches!(cfg.policy, HeteroPolicy::RcHetero(_)) && speeds.len() < 2 {
+            return Err(S2fError::Config(
+                "rc-hetero needs at least two core types".into(),
+            ));
+        }
         let core_type: Vec<usize> = cfg.cores.core_types();
         let fastest = speeds.last().copied().unwrap_or(1.0);
         let mut emulators = Vec::new();
@@ -144,6 +162,7 @@ impl S2fRuntime {
                     active: Vec::new(),
                     core_req: vec![None; total],
                     control,
+                    rng: cfg.seed ^ 0x4845_5445,
                     busy_ms: vec![0.0; n_types],
                     migrations: 0,
                     next_id: 0,
@@ -151,6 +170,7 @@ impl S2fRuntime {
                 changed: Condvar::new(),
                 start: Instant::now(),
                 cores: cfg.cores,
+                policy: cfg.policy,
                 core_type,
                 cpus: cfg.cpus,
                 metrics: Metrics::new(1),
@@ -174,6 +194,15 @@ impl S2fRuntime {
         arrival: Instant,
         measured: bool,
     ) -> Result<Handle<J::Output>, S2fError> {
+        let long = match self.shared.policy {
+            // Work on a speed-1 core: the hint is at the machine's speed, the fastest
+            // type's.
+            HeteroPolicy::RcHetero(bound) => {
+                let hint = job.demand_hint_ms().ok_or(S2fError::NoDemandHint)?;
+                hint * self.shared.fastest_speed() >= bound
+            }
+            _ => false,
+        };
         let id = {
             let mut st = self.shared.lock();
             if st.active.len() >= self.shared.max_active {
@@ -190,10 +219,13 @@ impl S2fRuntime {
                     id,
                     arrival,
                     core: None,
+                    long,
                 },
             );
             let now_ms = self.shared.ms(arrival);
-            st.control.on_arrival(now_ms);
+            if let Some(c) = &mut st.control {
+                c.on_arrival(now_ms);
+            }
             self.shared.place(&mut st);
             id
         };
@@ -244,7 +276,11 @@ impl S2fRuntime {
             pin_failures: self.shared.pin_failures.load(Ordering::Relaxed),
             busy_ms: st.busy_ms.clone(),
             migrations: st.migrations,
-            epochs: st.control.epochs().to_vec(),
+            epochs: st
+                .control
+                .as_ref()
+                .map(|c| c.epochs().to_vec())
+                .unwrap_or_default(),
             metrics: self.shared.metrics.snapshot(0),
             energy: self.shared.cores.energy(&st.busy_ms),
             dynamic_energy: self.shared.cores.dynamic_energy(&st.busy_ms),
@@ -291,24 +327,64 @@ impl Shared {
         t.saturating_duration_since(self.start).as_secs_f64() * 1000.0
     }
 
-    /// Applies Algorithm 2 to the state now, and wakes requests waiting for a core.
+    /// The fastest type's speed, relative to the slowest's.
+    fn fastest_speed(&self) -> f64 {
+        self.cores.types().last().map_or(1.0, |t| t.speed)
+    }
+
+    /// Applies the policy's placement to the state now (Algorithm 2 for the threshold
+    /// policies), and wakes requests waiting for a core.
     fn place(&self, st: &mut State) {
-        let now = Instant::now();
         let mut free = vec![0usize; self.cores.types().len()];
         for (c, r) in st.core_req.iter().enumerate() {
             if r.is_none() {
                 free[self.core_type[c]] += 1;
             }
         }
-        let placed: Vec<Placed> = st
-            .active
-            .iter()
-            .map(|e| Placed {
-                age_ms: now.saturating_duration_since(e.arrival).as_secs_f64() * 1000.0,
-                core_type: e.core.map(|c| self.core_type[c]),
-            })
-            .collect();
-        let moves = as2f_moves(st.control.thresholds(), self.cores.counts(), &free, &placed);
+        let on_type = |e: &Entry| e.core.map(|c| self.core_type[c]);
+        let moves: Vec<Move> = match (&self.policy, &st.control) {
+            (HeteroPolicy::Oblivious, _) => {
+                let busy: Vec<bool> = st.core_req.iter().map(Option::is_some).collect();
+                let waiting: Vec<usize> = (0..st.active.len())
+                    .filter(|&i| st.active[i].core.is_none())
+                    .collect();
+                let rng = &mut st.rng;
+                let picks = oblivious_moves(&busy, &waiting, &mut |n| splitmix_below(rng, n));
+                if picks.is_empty() {
+                    return;
+                }
+                for (i, core) in picks {
+                    st.active[i].core = Some(core);
+                    st.core_req[core] = Some(st.active[i].id);
+                }
+                self.changed.notify_all();
+                return;
+            }
+            (HeteroPolicy::RcHetero(_), _) => {
+                let requests: Vec<RcRequest> = st
+                    .active
+                    .iter()
+                    .map(|e| RcRequest {
+                        core_type: on_type(e),
+                        long: e.long,
+                    })
+                    .collect();
+                rc_moves(&free, &requests)
+            }
+            (_, Some(control)) => {
+                let now = Instant::now();
+                let placed: Vec<Placed> = st
+                    .active
+                    .iter()
+                    .map(|e| Placed {
+                        age_ms: now.saturating_duration_since(e.arrival).as_secs_f64() * 1000.0,
+                        core_type: on_type(e),
+                    })
+                    .collect();
+                as2f_moves(control.thresholds(), self.cores.counts(), &free, &placed)
+            }
+            (_, None) => Vec::new(),
+        };
         if moves.is_empty() {
             return;
         }
@@ -414,7 +490,9 @@ impl Shared {
             st.busy_ms[self.core_type[core]] += merge_ms.get();
             self.leave(&mut st, id);
             let now_ms = self.ms(finish);
-            st.control.on_completion(now_ms, timing.latency_ms());
+            if let Some(c) = &mut st.control {
+                c.on_completion(now_ms, timing.latency_ms());
+            }
             self.place(&mut st);
             self.changed.notify_all();
         }
@@ -427,11 +505,21 @@ impl Shared {
 mod tests {
     use super::*;
 
-    /// Spins for `ms` per unit, `units` units.
+    /// Spins for `ms` per unit, `units` units; tells RC its work when `hint`.
     struct Spin {
         units: usize,
         ms: f64,
         panic: bool,
+        hint: bool,
+    }
+
+    fn spin(units: usize, ms: f64) -> Spin {
+        Spin {
+            units,
+            ms,
+            panic: false,
+            hint: true,
+        }
     }
 
     impl Job for Spin {
@@ -450,6 +538,9 @@ mod tests {
         fn merge(&self, parts: Vec<()>) -> usize {
             parts.len()
         }
+        fn demand_hint_ms(&self) -> Option<f64> {
+            self.hint.then_some(self.units as f64 * self.ms)
+        }
     }
 
     fn runtime(policy: HeteroPolicy) -> S2fRuntime {
@@ -457,6 +548,7 @@ mod tests {
             cores: CoreSet::parse("1@1,1@2").unwrap(),
             cpus: vec![0, 1],
             policy,
+            seed: 1,
             emulation: None,
             max_active: 100,
         })
@@ -470,9 +562,8 @@ mod tests {
         let handles: Vec<_> = (0..6)
             .map(|i| {
                 let job = Spin {
-                    units: 10,
-                    ms: 1.0,
                     panic: i == 3,
+                    ..spin(10, 1.0)
                 };
                 rt.submit_at(job, now, true).unwrap()
             })
@@ -503,11 +594,68 @@ mod tests {
             cores: CoreSet::parse("1@1,1@2").unwrap(),
             cpus,
             policy,
+            seed: 1,
             emulation: None,
             max_active: 10,
         };
         assert!(S2fRuntime::start(cfg(vec![0], HeteroPolicy::Rtl)).is_err());
         assert!(S2fRuntime::start(cfg(vec![0, 0], HeteroPolicy::Rtl)).is_err());
-        assert!(S2fRuntime::start(cfg(vec![0, 1], HeteroPolicy::Oblivious)).is_err());
+        // RC without the work of a request refuses that request.
+        let rc = S2fRuntime::start(cfg(vec![0, 1], HeteroPolicy::RcHetero(5.0))).unwrap();
+        let blind = Spin {
+            hint: false,
+            ..spin(1, 0.1)
+        };
+        assert!(matches!(
+            rc.submit_at(blind, Instant::now(), true),
+            Err(S2fError::NoDemandHint)
+        ));
+        assert_eq!(rc.drain().metrics.completed, 0);
+    }
+
+    /// Runs `jobs` submitted at once and returns the report.
+    fn run_all(policy: HeteroPolicy, jobs: Vec<Spin>) -> S2fReport {
+        let rt = runtime(policy);
+        let now = Instant::now();
+        let handles: Vec<_> = jobs
+            .into_iter()
+            .map(|j| rt.submit_at(j, now, true).unwrap())
+            .collect();
+        for h in handles {
+            assert!(h.wait().is_ok());
+        }
+        rt.drain()
+    }
+
+    #[test]
+    fn oblivious_places_once_and_never_migrates() {
+        let report = run_all(
+            HeteroPolicy::Oblivious,
+            (0..8).map(|_| spin(4, 1.0)).collect(),
+        );
+        assert_eq!(report.metrics.completed, 8);
+        assert_eq!(report.migrations, 0);
+        assert!(report.epochs.is_empty());
+    }
+
+    #[test]
+    fn rc_keeps_short_requests_off_the_fast_core_and_moves_long_ones_up() {
+        // 2 ms of machine time is 4 ms of work on the speed-1 core: under a 5 ms bound.
+        let short = run_all(
+            HeteroPolicy::RcHetero(5.0),
+            (0..4).map(|_| spin(2, 1.0)).collect(),
+        );
+        assert_eq!(short.metrics.completed, 4);
+        assert_eq!(short.busy_ms[1], 0.0, "short requests ran on the fast core");
+        let long = run_all(
+            HeteroPolicy::RcHetero(5.0),
+            (0..4).map(|_| spin(5, 1.0)).collect(),
+        );
+        assert_eq!(long.metrics.completed, 4);
+        assert!(long.busy_ms[1] > 0.0);
+        assert!(
+            long.migrations > 0,
+            "no long request moved up from the slow core"
+        );
     }
 }

@@ -18,8 +18,8 @@
 //!   requests ([`CoreSet::energy`]).
 
 use tailor_core::{
-    as2f_moves, workload_rngs, CoreSet, EnergySummary, HeteroPolicy, Placed, RequestDemand,
-    ThresholdControl, AGE_TOLERANCE_MS,
+    as2f_moves, oblivious_moves, rc_moves, workload_rngs, CoreSet, EnergySummary, HeteroPolicy,
+    Placed, RcRequest, RequestDemand, ThresholdControl, AGE_TOLERANCE_MS,
 };
 
 use crate::config::{SimConfig, SimError};
@@ -342,65 +342,40 @@ impl Sim<'_> {
         r.start.get_or_insert(self.now);
     }
 
-    /// A random core for each new request, another free one if it is busy; no
-    /// migration after. Requests that find no free core wait, oldest first.
+    /// Oblivious ([`oblivious_moves`]): a random core for each new request, another
+    /// free one if it is busy; no migration after.
     fn schedule_oblivious(&mut self) {
-        for i in 0..self.active.len() {
-            let slot = self.active[i];
-            if self.reqs[slot].core.is_some() {
-                continue;
-            }
-            let n = self.core_req.len();
-            let pick = self.random(n);
-            let core = if self.core_req[pick].is_none() {
-                Some(pick)
-            } else {
-                let free: Vec<usize> = (0..n).filter(|&c| self.core_req[c].is_none()).collect();
-                (!free.is_empty()).then(|| free[self.random(free.len())])
-            };
-            match core {
-                Some(c) => self.put(slot, c),
-                None => break,
-            }
+        let busy: Vec<bool> = self.core_req.iter().map(Option::is_some).collect();
+        let waiting: Vec<usize> = self
+            .active
+            .iter()
+            .copied()
+            .filter(|&s| self.reqs[s].core.is_none())
+            .collect();
+        let moves = oblivious_moves(&busy, &waiting, &mut |n| self.random(n));
+        for (slot, core) in moves {
+            self.put(slot, core);
         }
     }
 
-    /// RC: long requests (work at least `long`) take the fastest cores, oldest first,
-    /// moving up from a slower core when one frees; short ones never use the fastest
-    /// type.
+    /// RC ([`rc_moves`]): long requests (work at least `long`) take the fastest cores.
     fn schedule_rc(&mut self, long: f64) {
-        let fastest = self.cfg.cores.types().len() - 1;
-        for i in 0..self.active.len() {
-            let slot = self.active[i];
-            let r = &self.reqs[slot];
-            let on = r.core.map(|c| self.core_type[c]);
-            let is_long = r.work >= long;
-            let target = if is_long {
-                if on == Some(fastest) {
-                    continue;
-                }
-                let free = self.free_per_type();
-                if free[fastest] > 0 {
-                    Some(fastest)
-                } else if on.is_none() {
-                    (0..fastest).find(|&k| free[k] > 0)
-                } else {
-                    None
-                }
-            } else if on.is_none() {
-                let free = self.free_per_type();
-                (0..fastest).find(|&k| free[k] > 0)
-            } else {
-                None
-            };
-            if let Some(k) = target {
-                self.place(slot, k);
-            }
+        let requests: Vec<RcRequest> = self
+            .active
+            .iter()
+            .map(|&s| RcRequest {
+                core_type: self.reqs[s].core.map(|c| self.core_type[c]),
+                long: self.reqs[s].work >= long,
+            })
+            .collect();
+        for mv in rc_moves(&self.free_per_type(), &requests) {
+            let slot = self.active[mv.request];
+            self.place(slot, mv.to);
         }
     }
 
     fn random(&mut self, n: usize) -> usize {
-        crate::time::splitmix_below(&mut self.rng, n)
+        tailor_core::splitmix_below(&mut self.rng, n)
     }
 
     fn record_trace(&mut self) {

@@ -387,7 +387,7 @@ impl Sim<'_> {
     }
 
     fn random(&mut self, n: usize) -> usize {
-        crate::time::splitmix_below(&mut self.rng, n)
+        tailor_core::splitmix_below(&mut self.rng, n)
     }
 
     fn record_trace(&mut self) {

@@ -61,16 +61,6 @@ impl Sub for SimTime {
     }
 }
 
-/// A number in `0..n` from a seeded splitmix64 stream whose state is `state` (the
-/// fluid models' victim, queue and core choices).
-pub(crate) fn splitmix_below(state: &mut u64, n: usize) -> usize {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut x = *state;
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    ((x ^ (x >> 31)) % n.max(1) as u64) as usize
-}
-
 /// A fluid model the event loop of [`run_fluid`] drives: the work-stealing model
 /// (`steal.rs`) and the heterogeneous-core model (`hetero.rs`).
 pub(crate) trait Fluid {

@@ -158,12 +158,61 @@ pub fn simulate_paths(opt: &AsianOption, pairs: usize, seed: u64) -> PathSums {
     sums
 }
 
+/// What an antithetic pair of paths costs on this machine: a fixed part and a part per
+/// fixing, in ms. [`AsianCost::measure`] times it, so clairvoyant policies (RC) can be
+/// told a request's work before it runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AsianCost {
+    /// ms per pair, whatever the fixings.
+    pub per_pair_ms: f64,
+    /// ms per pair and fixing.
+    pub per_fixing_ms: f64,
+}
+
+impl AsianCost {
+    /// Times 2000 pairs at 12 and at 52 fixings (the best of 5 runs each) and fits the
+    /// line through them.
+    pub fn measure() -> AsianCost {
+        let time = |fixings: usize| {
+            let opt = AsianOption {
+                spot: 100.0,
+                strike: 100.0,
+                rate: 0.03,
+                dividend: 0.01,
+                volatility: 0.3,
+                expiry_years: 1.0,
+                fixings,
+                notional: 1e6,
+            };
+            (0..5)
+                .map(|i| {
+                    let t = std::time::Instant::now();
+                    std::hint::black_box(simulate_paths(&opt, 2000, i));
+                    t.elapsed().as_secs_f64() * 1000.0 / 2000.0
+                })
+                .fold(f64::INFINITY, f64::min)
+        };
+        let (lo, hi) = (time(12), time(52));
+        let per_fixing_ms = ((hi - lo) / 40.0).max(0.0);
+        AsianCost {
+            per_pair_ms: (lo - 12.0 * per_fixing_ms).max(0.0),
+            per_fixing_ms,
+        }
+    }
+
+    /// The time `pairs` pairs of `fixings` fixings take, ms.
+    pub fn ms(&self, pairs: usize, fixings: usize) -> f64 {
+        pairs as f64 * (self.per_pair_ms + fixings as f64 * self.per_fixing_ms)
+    }
+}
+
 /// One pricing request: its option, its path count, and the seed of its paths.
 #[derive(Debug, Clone)]
 pub struct AsianJob {
     option: AsianOption,
     paths: usize,
     seed: u64,
+    demand_hint_ms: Option<f64>,
 }
 
 impl AsianJob {
@@ -177,7 +226,15 @@ impl AsianJob {
             paths: option.paths(scale),
             option,
             seed: stream,
+            demand_hint_ms: None,
         }
+    }
+
+    /// The same request, telling clairvoyant policies its work as `cost` predicts it.
+    pub fn with_demand_hint(mut self, cost: &AsianCost) -> AsianJob {
+        let pairs = self.units() * (PATHS_PER_UNIT / 2);
+        self.demand_hint_ms = Some(cost.ms(pairs, self.option.fixings));
+        self
     }
 
     /// The option priced.
@@ -211,6 +268,10 @@ impl Job for AsianJob {
             total.add(p);
         }
         total.arithmetic_price()
+    }
+
+    fn demand_hint_ms(&self) -> Option<f64> {
+        self.demand_hint_ms
     }
 }
 
@@ -291,5 +352,21 @@ mod tests {
         backward.reverse();
         assert_eq!(job.merge(forward), job.merge(backward));
         assert_eq!(AsianJob::new(5, 17, 1.0).paths(), job.paths());
+    }
+
+    #[test]
+    fn the_demand_hint_follows_the_pairs_and_fixings_priced() {
+        let job = AsianJob::new(5, 17, 1.0);
+        assert_eq!(job.demand_hint_ms(), None);
+        let cost = AsianCost {
+            per_pair_ms: 0.001,
+            per_fixing_ms: 0.0001,
+        };
+        let hinted = job.clone().with_demand_hint(&cost);
+        let pairs = (job.units() * PATHS_PER_UNIT / 2) as f64;
+        let expect = pairs * (0.001 + 0.0001 * job.option().fixings as f64);
+        assert!((hinted.demand_hint_ms().unwrap() - expect).abs() < 1e-9);
+        let measured = AsianCost::measure();
+        assert!(measured.per_pair_ms >= 0.0 && measured.per_fixing_ms > 0.0);
     }
 }

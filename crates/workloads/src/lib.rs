@@ -5,7 +5,7 @@ mod black_scholes;
 pub mod search;
 mod synthetic;
 
-pub use asian::{simulate_paths, AsianJob, AsianOption, PathSums, PATHS_PER_UNIT};
+pub use asian::{simulate_paths, AsianCost, AsianJob, AsianOption, PathSums, PATHS_PER_UNIT};
 pub use black_scholes::{
     normal_cdf, price_closed_form, price_pde, BlackScholesJob, EuropeanOption, Grid, PdeCalibration,
 };
