@@ -6,7 +6,8 @@ Usage:
   python3 scripts/reproduce-as2f.py step  [--out DIR]                 # Fig. 5.8 (SVG chart)
   python3 scripts/reproduce-as2f.py three [--requests N] [--out DIR]  # Fig. 5.11
   python3 scripts/reproduce-as2f.py heat  [--requests N] [--out DIR]  # Fig. 5.12
-  python3 scripts/reproduce-as2f.py live-step [--out DIR]             # live load step, 2 cores
+  python3 scripts/reproduce-as2f.py live-step [--target MS] [--seed N] [--policies eetl,rtl,ee]
+                                                                      # live load step, 2 cores
 
 Each mode prints Markdown tables (pasted into docs/reproduction.md) and keeps every run
 summary as JSON lines under DIR (default docs/as2f-runs/). Energy is normalized, as the
@@ -209,7 +210,8 @@ def step_mode(args):
 
 def live_step_mode(args):
     """A live load step on this machine: 1 slow (emulated) + 1 fast core, the Asian-option
-    workload, EETL planned from a measured profile (about 10 minutes)."""
+    workload, EETL planned from a measured profile, and each of `--policies` run through
+    the same step on the same requests (about 10 minutes each)."""
     out = args.out
     os.makedirs(out, exist_ok=True)
     profile = os.path.join(out, "asian-6-profile.csv")
@@ -219,33 +221,101 @@ def live_step_mode(args):
     # The profile is at the machine's speed, the fast core's; work is counted on the slow
     # (half-speed) core.
     demand = f"scale:2:profile:{profile}"
-    target = 105.0
-    table = os.path.join(out, "eetl-105.json")
+    target = args.target
+    table = os.path.join(out, f"eetl-{target:g}.json")
     sh([TAILOR, "plan", "eetl", "--demand", demand, "--cores", "1@1,1@2", "--target-ms",
         str(target), "--rps", "10:100", "--out", table])
     phases = "20*4000,50*4000,20*4000,50*4000"
-    summary = sh([TAILOR, "run", "--workload", "asian:6", "--policy", f"eetl:{target:g}",
-                  "--cores", "1@1,1@2", "--arrivals", f"phases:{phases}", "--rps", "20",
-                  "--requests", "16000", "--seed", "5", "--target-ms", str(target),
-                  "--table", table])
-    open(os.path.join(out, "step-eetl.json"), "w").write(summary)
-    report_live_step(json.loads(summary.strip().splitlines()[-1]), out, target, phases)
+    tmp = tempfile.mkdtemp(prefix="tailor-live-step-")
+    runs = {}
+    for pol in args.policies.split(","):
+        name = f"eetl:{target:g}" if pol == "eetl" else pol
+        records = os.path.join(tmp, f"{pol}.csv")
+        print(f"running {name} through the step (about 10 minutes)", file=sys.stderr)
+        summary = sh([TAILOR, "run", "--workload", "asian:6", "--policy", name,
+                      "--cores", "1@1,1@2", "--arrivals", f"phases:{phases}", "--rps", "20",
+                      "--requests", "16000", "--seed", str(args.seed), "--target-ms",
+                      str(target), "--table", table, "--records", records])
+        tag = f"step-{pol}-{target:g}-s{args.seed}.json"
+        open(os.path.join(out, tag), "w").write(summary)
+        runs[pol] = (json.loads(summary.strip().splitlines()[-1]), windows(records, 1000))
+    report_live_step(runs, out, target, phases, args.seed)
 
 
-def report_live_step(s, out, target, phases):
-    path = os.path.join(out, "live-load-step.svg")
-    svg_epochs(path, s["epochs"], target, phases)
+def windows(records, size):
+    """(mean finish time in s, p99 latency in ms) of each `size` requests in arrival order."""
+    import csv
+    rows = sorted(csv.DictReader(open(records)), key=lambda r: int(r["request"]))
+    out = []
+    for i in range(0, len(rows) - size + 1, size):
+        w = rows[i:i + size]
+        lat = sorted(float(r["finish_ms"]) - float(r["arrival_ms"]) for r in w)
+        t = sum(float(r["finish_ms"]) for r in w) / len(w) / 1000.0
+        out.append((t, lat[min(len(lat) - 1, int(0.99 * len(lat)))]))
+    return out
+
+
+COLORS = {"eetl": "#36c", "rtl": "#c60", "ee": "#393"}
+
+
+def svg_live_step(path, runs, target, phases):
+    """The p99 of every 1000 requests against the target, one line per policy, and EETL's
+    threshold."""
+    w, h, pad = 900, 340, 55
+    t1 = max(t for _, ws in runs.values() for t, _ in ws)
+    pmax = max(max(p for _, ws in runs.values() for _, p in ws), target) * 1.15
+    sx = lambda t: pad + t / t1 * (w - 2 * pad)
+    sp = lambda p: h - pad - p / pmax * (h - 2 * pad)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+           'font-family="sans-serif" font-size="12">',
+           f'<text x="{pad}" y="20">Live, 1 slow + 1 fast core, load {phases}: p99 of each '
+           f'1000 requests (0-{pmax:.0f} ms); target {target:g} ms dashed</text>',
+           f'<rect x="{pad}" y="{pad}" width="{w - 2 * pad}" height="{h - 2 * pad}" '
+           'fill="none" stroke="#888"/>',
+           f'<line x1="{pad}" x2="{w - pad}" y1="{sp(target)}" y2="{sp(target)}" '
+           'stroke="#c00" stroke-dasharray="4 3"/>']
+    for k, (pol, (s, ws)) in enumerate(runs.items()):
+        color = COLORS.get(pol, "#666")
+        line = " ".join(f"{sx(t):.1f},{sp(p):.1f}" for t, p in ws)
+        out.append(f'<polyline points="{line}" fill="none" stroke="{color}" stroke-width="1.5"/>')
+        out.append(f'<text x="{pad + 10 + 110 * k}" y="{pad + 16}" fill="{color}">'
+                   f'{s["policy"]}</text>')
+        if pol == "eetl" and s.get("epochs"):
+            tmax = max(max(e["thresholds_ms"][0] for e in s["epochs"]), 1.0)
+            st = lambda x: h - pad - x / tmax * 0.25 * (h - 2 * pad)
+            pts = " ".join(f"{sx(e['time_ms'] / 1000):.1f},{st(e['thresholds_ms'][0]):.1f}"
+                           for e in s["epochs"])
+            out.append(f'<polyline points="{pts}" fill="none" stroke="{color}" '
+                       'stroke-dasharray="2 2"/>')
+            out.append(f'<text x="{pad + 10}" y="{h - pad - 4}" fill="{color}">EETL threshold '
+                       f'per epoch, dotted (bottom quarter, 0-{tmax:.0f} ms)</text>')
+    out.append(f'<text x="{pad}" y="{h - pad + 16}">0 s</text>')
+    out.append(f'<text x="{w - pad - 50}" y="{h - pad + 16}">{t1:.0f} s</text>')
+    out.append("</svg>")
+    open(path, "w").write("\n".join(out))
+
+
+def report_live_step(runs, out, target, phases, seed):
+    path = os.path.join(out, f"live-load-step-{target:g}-s{seed}.svg")
+    svg_live_step(path, runs, target, phases)
     print(f"wrote {path}")
-    print("\n| phase | rps | p99 ms | p99 of its last 100 ms | mean ms |\n|---|---|---|---|---|")
-    for i, p in enumerate(s["phases"]):
-        print(f"| {i + 1} | {p['rps']:g} | {p['p99_ms']:.1f} | {p['p99_last_100_ms']:.1f} | "
-              f"{p['mean_ms']:.1f} |")
-    print("\n| epoch | ends at s | p99 ms | load estimate rps | threshold ms |\n|---|---|---|---|---|")
-    for i, e in enumerate(s["epochs"]):
-        print(f"| {i + 1} | {e['time_ms'] / 1000:.0f} | {e['p99_ms']:.1f} | "
-              f"{e['rps_estimate']:.1f} | {e['thresholds_ms'][0]:.1f} |")
-    print(f"\nOverall p99 {s['latency_ms']['p99']:.1f} ms, energy {s['energy']['per_request']:.1f} "
-          f"per request, {s['migrations_per_request']:.2f} migrations per request.")
+    pols = list(runs)
+    print(f"\nTarget {target:g} ms, seed {seed}: each phase's p99 ms (mean ms)\n")
+    print("| phase | rps | " + " | ".join(runs[p][0]["policy"] for p in pols) + " |")
+    print("|---|---|" + "---|" * len(pols))
+    for i, ph in enumerate(runs[pols[0]][0]["phases"]):
+        cells = [f"{runs[p][0]['phases'][i]['p99_ms']:.1f} ({runs[p][0]['phases'][i]['mean_ms']:.1f})"
+                 for p in pols]
+        print(f"| {i + 1} | {ph['rps']:g} | " + " | ".join(cells) + " |")
+    print("| all | | " + " | ".join(f"{runs[p][0]['latency_ms']['p99']:.1f}" for p in pols) + " |")
+    print("| energy per request | | " +
+          " | ".join(f"{runs[p][0]['energy']['per_request']:.1f}" for p in pols) + " |")
+    if "eetl" in runs:
+        s = runs["eetl"][0]
+        print("\n| epoch | ends at s | p99 ms | load estimate rps | threshold ms |\n|---|---|---|---|---|")
+        for i, e in enumerate(s["epochs"]):
+            print(f"| {i + 1} | {e['time_ms'] / 1000:.0f} | {e['p99_ms']:.1f} | "
+                  f"{e['rps_estimate']:.1f} | {e['thresholds_ms'][0]:.1f} |")
 
 
 def exhaustive(r, demand, cores, rps, target, step, top):
@@ -330,6 +400,10 @@ def main():
     ap.add_argument("mode", choices=["two", "step", "three", "heat", "live-step"])
     ap.add_argument("--requests", type=int, default=100000)
     ap.add_argument("--out", default="docs/as2f-runs")
+    ap.add_argument("--target", type=float, default=130.0, help="live-step: the p99 target, ms")
+    ap.add_argument("--seed", type=int, default=5, help="live-step: the requests' seed")
+    ap.add_argument("--policies", default="eetl,rtl,ee",
+                    help="live-step: policies run through the step, comma-separated")
     args = ap.parse_args()
     if args.mode == "live-step" and args.out == "docs/as2f-runs":
         args.out = "docs/as2f-live"
