@@ -6,8 +6,10 @@ Usage:
   python3 scripts/reproduce-as2f.py step  [--out DIR]                 # Fig. 5.8 (SVG chart)
   python3 scripts/reproduce-as2f.py three [--requests N] [--out DIR]  # Fig. 5.11
   python3 scripts/reproduce-as2f.py heat  [--requests N] [--out DIR]  # Fig. 5.12
-  python3 scripts/reproduce-as2f.py live-step [--target MS] [--seed N] [--policies eetl,rtl,ee]
+  python3 scripts/reproduce-as2f.py live-step [--workload asian|search] [--target MS] [--seed N]
+                                              [--policies eetl,rtl,ee]
                                                                       # live load step, 2 cores
+  python3 scripts/reproduce-as2f.py live-sweep [--target MS] [--seed N]  # Figs. 5.6/5.7 live
 
 Each mode prints Markdown tables (pasted into docs/reproduction.md) and keeps every run
 summary as JSON lines under DIR (default docs/as2f-runs/). Energy is normalized, as the
@@ -208,38 +210,106 @@ def step_mode(args):
           f"the worst is {max(e['p99_ms'] for e in s['epochs']):.1f} ms.")
 
 
+# The live workloads: what `tailor run` takes, the profile that stands for it in the
+# simulator (and how to measure it), the load step, and the plan's load range.
+LIVE = {
+    "asian": {
+        "workload": ["--workload", "asian:6"],
+        "profile": "asian-6-profile.csv",
+        "measure": ["--workload", "asian:6", "--degrees", "1..1", "--repeat", "1",
+                    "--requests", "2000", "--seed", "7"],
+        "phases": "20*4000,50*4000,20*4000,50*4000",
+        "plan_rps": "10:100",
+        "target": 130.0,
+        "prefix": "",
+    },
+    "search": {
+        "workload": ["--workload", "search"],
+        "profile": "search-profile.csv",
+        "measure": ["--workload", "search", "--degrees", "1..1", "--repeat", "10",
+                    "--requests", "400"],
+        "phases": "50*4000,250*4000,50*4000,250*4000",
+        "plan_rps": "25:325",
+        "target": 20.0,
+        "prefix": "search-",
+    },
+}
+
+
 def live_step_mode(args):
-    """A live load step on this machine: 1 slow (emulated) + 1 fast core, the Asian-option
-    workload, EETL planned from a measured profile, and each of `--policies` run through
-    the same step on the same requests (about 10 minutes each)."""
-    out = args.out
-    os.makedirs(out, exist_ok=True)
-    profile = os.path.join(out, "asian-6-profile.csv")
-    if not os.path.exists(profile):
-        sh([TAILOR, "profile", "--workload", "asian:6", "--degrees", "1..1", "--repeat", "1",
-            "--requests", "2000", "--seed", "7", "--out", profile])
-    # The profile is at the machine's speed, the fast core's; work is counted on the slow
-    # (half-speed) core.
-    demand = f"scale:2:profile:{profile}"
-    target = args.target
-    table = os.path.join(out, f"eetl-{target:g}.json")
-    sh([TAILOR, "plan", "eetl", "--demand", demand, "--cores", "1@1,1@2", "--target-ms",
-        str(target), "--rps", "10:100", "--out", table])
-    phases = "20*4000,50*4000,20*4000,50*4000"
+    """A live load step on this machine: 1 slow (emulated) + 1 fast core, EETL planned
+    from a measured profile, and each of `--policies` run through the same step on the
+    same requests (Asian: about 10 minutes each; search: about 3)."""
+    wl = LIVE[args.workload]
+    out, target = args.out, args.target or wl["target"]
+    _, table, profile = live_setup(out, target, args.workload)
+    phases = wl["phases"]
+    extra = ["--search-profile", profile] if args.workload == "search" else []
     tmp = tempfile.mkdtemp(prefix="tailor-live-step-")
     runs = {}
     for pol in args.policies.split(","):
         name = f"eetl:{target:g}" if pol == "eetl" else pol
         records = os.path.join(tmp, f"{pol}.csv")
-        print(f"running {name} through the step (about 10 minutes)", file=sys.stderr)
-        summary = sh([TAILOR, "run", "--workload", "asian:6", "--policy", name,
+        print(f"running {name} through the step", file=sys.stderr)
+        summary = sh([TAILOR, "run", *wl["workload"], *extra, "--policy", name,
                       "--cores", "1@1,1@2", "--arrivals", f"phases:{phases}", "--rps", "20",
                       "--requests", "16000", "--seed", str(args.seed), "--target-ms",
                       str(target), "--table", table, "--records", records])
-        tag = f"step-{pol}-{target:g}-s{args.seed}.json"
+        tag = f"{wl['prefix']}step-{pol}-{target:g}-s{args.seed}.json"
         open(os.path.join(out, tag), "w").write(summary)
         runs[pol] = (json.loads(summary.strip().splitlines()[-1]), windows(records, 1000))
-    report_live_step(runs, out, target, phases, args.seed)
+    report_live_step(runs, out, target, phases, args.seed, wl["prefix"])
+
+
+def live_setup(out, target, workload="asian"):
+    """The workload's profile (measured once) as simulator demand, and EETL's plan for
+    1 slow + 1 fast core: (demand, plan path, profile path)."""
+    wl = LIVE[workload]
+    os.makedirs(out, exist_ok=True)
+    profile = os.path.join(out, wl["profile"])
+    if not os.path.exists(profile):
+        sh([TAILOR, "profile", *wl["measure"], "--out", profile])
+    # The profile is at the machine's speed, the fast core's; work is counted on the slow
+    # (half-speed) core.
+    demand = f"scale:2:profile:{profile}"
+    table = os.path.join(out, f"{wl['prefix']}eetl-{target:g}.json")
+    sh([TAILOR, "plan", "eetl", "--demand", demand, "--cores", "1@1,1@2", "--target-ms",
+        str(target), "--rps", wl["plan_rps"], "--out", table])
+    return demand, table, profile
+
+
+def live_sweep_mode(args):
+    """Figs. 5.6/5.7 live on this machine: the Asian workload at three loads, every
+    policy, 1 slow (emulated) + 1 fast core. RC's work bound is picked per load on the
+    simulator, as in `two` (about 5 minutes per policy)."""
+    out, target = args.out, args.target or LIVE["asian"]["target"]
+    demand, table, _ = live_setup(out, target)
+    r = Runner(out, "live-sweep-sim", 20000)
+    loads, requests = [10, 30, 50], 2000
+    runs = {}
+    for rps in loads:
+        rc = best_rc(r, demand, "1@1,1@2", rps, target, list(range(10, 210, 10)))["policy"]
+        for pol in [f"eetl:{target:g}", "rtl", "ee", "oblivious", rc]:
+            print(f"running {pol} at {rps} rps", file=sys.stderr)
+            summary = sh([TAILOR, "run", "--workload", "asian:6", "--policy", pol,
+                          "--cores", "1@1,1@2", "--rps", str(rps), "--requests", str(requests),
+                          "--seed", str(args.seed), "--target-ms", str(target),
+                          "--table", table])
+            runs[(pol.split(":")[0], rps)] = json.loads(summary.strip().splitlines()[-1])
+    with open(os.path.join(out, f"sweep-{target:g}-s{args.seed}.jsonl"), "w") as f:
+        for s in runs.values():
+            f.write(json.dumps(s) + "\n")
+    base = energy(runs[("ee", loads[0])])
+    print(f"Live, `asian:6`, target {target:g} ms, seed {args.seed}, {requests} requests per "
+          f"point; energy per request with EE at {loads[0]} rps = 1.\n")
+    print("| rps | policy | p99 ms | mean ms | energy | busy on fast core | migrations per request |")
+    print("|---|---|---|---|---|---|---|")
+    for rps in loads:
+        for name in ["eetl", "rtl", "ee", "oblivious", "rc-hetero"]:
+            s = runs[(name, rps)]
+            print(f"| {rps} | {s['policy']} | {s['latency_ms']['p99']:.1f} | "
+                  f"{s['latency_ms']['mean']:.1f} | {energy(s) / base:.2f} | "
+                  f"{s['energy']['busy_share'][-1]:.0%} | {s['migrations_per_request']:.2f} |")
 
 
 def windows(records, size):
@@ -262,10 +332,14 @@ def svg_live_step(path, runs, target, phases):
     """The p99 of every 1000 requests against the target, one line per policy, and EETL's
     threshold."""
     w, h, pad = 900, 340, 55
-    t1 = max(t for _, ws in runs.values() for t, _ in ws)
-    pmax = max(max(p for _, ws in runs.values() for _, p in ws), target) * 1.15
+    t1 = max([t for _, ws in runs.values() for t, _ in ws] +
+             [e["time_ms"] / 1000 for s, _ in runs.values() for e in s.get("epochs", [])])
+    # Clip at 2.5 x the target so that one burst does not flatten the rest; clipped
+    # points are labelled with their value.
+    top = max(max(p for _, ws in runs.values() for _, p in ws), target)
+    pmax = min(top, 2.5 * target) * 1.1
     sx = lambda t: pad + t / t1 * (w - 2 * pad)
-    sp = lambda p: h - pad - p / pmax * (h - 2 * pad)
+    sp = lambda p: h - pad - min(p, pmax) / pmax * (h - 2 * pad)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
            'font-family="sans-serif" font-size="12">',
            f'<text x="{pad}" y="20">Live, 1 slow + 1 fast core, load {phases}: p99 of each '
@@ -278,6 +352,10 @@ def svg_live_step(path, runs, target, phases):
         color = COLORS.get(pol, "#666")
         line = " ".join(f"{sx(t):.1f},{sp(p):.1f}" for t, p in ws)
         out.append(f'<polyline points="{line}" fill="none" stroke="{color}" stroke-width="1.5"/>')
+        for t, p in ws:
+            if p > pmax:
+                out.append(f'<text x="{sx(t) - 40:.1f}" y="{pad + 30 + 14 * k}" '
+                           f'fill="{color}">{p:.0f} ms</text>')
         out.append(f'<text x="{pad + 10 + 110 * k}" y="{pad + 16}" fill="{color}">'
                    f'{s["policy"]}</text>')
         if pol == "eetl" and s.get("epochs"):
@@ -289,14 +367,22 @@ def svg_live_step(path, runs, target, phases):
                        'stroke-dasharray="2 2"/>')
             out.append(f'<text x="{pad + 10}" y="{h - pad - 4}" fill="{color}">EETL threshold '
                        f'per epoch, dotted (bottom quarter, 0-{tmax:.0f} ms)</text>')
+    out.append(f'<text x="{pad - 50}" y="{sp(target) + 4:.1f}">{target:g} ms</text>')
+    t = 0.0
+    for ph in phases.split(","):  # phase bounds, RATE*COUNT each
+        rate, count = ph.split("*")
+        out.append(f'<text x="{sx(t) + 4:.1f}" y="{pad - 5}" fill="#888">{rate} rps</text>')
+        t += float(count) / float(rate)
+        out.append(f'<line x1="{sx(t):.1f}" x2="{sx(t):.1f}" y1="{pad}" y2="{h - pad}" '
+                   'stroke="#bbb"/>')
     out.append(f'<text x="{pad}" y="{h - pad + 16}">0 s</text>')
     out.append(f'<text x="{w - pad - 50}" y="{h - pad + 16}">{t1:.0f} s</text>')
     out.append("</svg>")
     open(path, "w").write("\n".join(out))
 
 
-def report_live_step(runs, out, target, phases, seed):
-    path = os.path.join(out, f"live-load-step-{target:g}-s{seed}.svg")
+def report_live_step(runs, out, target, phases, seed, prefix=""):
+    path = os.path.join(out, f"{prefix}live-load-step-{target:g}-s{seed}.svg")
     svg_live_step(path, runs, target, phases)
     print(f"wrote {path}")
     pols = list(runs)
@@ -397,18 +483,20 @@ def heat_mode(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["two", "step", "three", "heat", "live-step"])
+    ap.add_argument("mode", choices=["two", "step", "three", "heat", "live-step", "live-sweep"])
     ap.add_argument("--requests", type=int, default=100000)
     ap.add_argument("--out", default="docs/as2f-runs")
-    ap.add_argument("--target", type=float, default=130.0, help="live-step: the p99 target, ms")
-    ap.add_argument("--seed", type=int, default=5, help="live-step: the requests' seed")
+    ap.add_argument("--target", type=float, help="live: the p99 target, ms (asian 130, search 20)")
+    ap.add_argument("--seed", type=int, default=5, help="live: the requests' seed")
+    ap.add_argument("--workload", choices=list(LIVE), default="asian",
+                    help="live-step: the workload")
     ap.add_argument("--policies", default="eetl,rtl,ee",
                     help="live-step: policies run through the step, comma-separated")
     args = ap.parse_args()
-    if args.mode == "live-step" and args.out == "docs/as2f-runs":
+    if args.mode.startswith("live") and args.out == "docs/as2f-runs":
         args.out = "docs/as2f-live"
     {"two": two_mode, "step": step_mode, "three": three_mode, "heat": heat_mode,
-     "live-step": live_step_mode}[args.mode](args)
+     "live-step": live_step_mode, "live-sweep": live_sweep_mode}[args.mode](args)
 
 
 if __name__ == "__main__":
