@@ -9,7 +9,8 @@ Usage:
   python3 scripts/reproduce-as2f.py live-step [--workload asian|search] [--target MS] [--seed N]
                                               [--policies eetl,rtl,ee]
                                                                       # live load step, 2 cores
-  python3 scripts/reproduce-as2f.py live-sweep [--target MS] [--seed N]  # Figs. 5.6/5.7 live
+  python3 scripts/reproduce-as2f.py live-sweep [--workload asian|search] [--target MS] [--seed N]
+                                                                      # Figs. 5.6/5.7 live
 
 Each mode prints Markdown tables (pasted into docs/reproduction.md) and keeps every run
 summary as JSON lines under DIR (default docs/as2f-runs/). Energy is normalized, as the
@@ -221,6 +222,8 @@ LIVE = {
         "phases": "20*4000,50*4000,20*4000,50*4000",
         "plan_rps": "10:100",
         "target": 130.0,
+        "loads": [10, 30, 50],
+        "rc_bounds": list(range(10, 210, 10)),
         "prefix": "",
     },
     "search": {
@@ -231,6 +234,8 @@ LIVE = {
         "phases": "50*4000,250*4000,50*4000,250*4000",
         "plan_rps": "25:325",
         "target": 20.0,
+        "loads": [50, 150, 250],
+        "rc_bounds": list(range(2, 32, 2)),
         "prefix": "search-",
     },
 }
@@ -279,29 +284,32 @@ def live_setup(out, target, workload="asian"):
 
 
 def live_sweep_mode(args):
-    """Figs. 5.6/5.7 live on this machine: the Asian workload at three loads, every
-    policy, 1 slow (emulated) + 1 fast core. RC's work bound is picked per load on the
-    simulator, as in `two` (about 5 minutes per policy)."""
-    out, target = args.out, args.target or LIVE["asian"]["target"]
-    demand, table, _ = live_setup(out, target)
-    r = Runner(out, "live-sweep-sim", 20000)
-    loads, requests = [10, 30, 50], 2000
+    """Figs. 5.6/5.7 live on this machine: a workload at three loads, every policy,
+    1 slow (emulated) + 1 fast core. RC's work bound is picked per load on the simulator,
+    as in `two` (Asian: about 5 minutes per policy; search: about 1)."""
+    wl = LIVE[args.workload]
+    out, target = args.out, args.target or wl["target"]
+    demand, table, profile = live_setup(out, target, args.workload)
+    extra = ["--search-profile", profile] if args.workload == "search" else []
+    r = Runner(out, f"{wl['prefix']}live-sweep-sim", 20000)
+    loads, requests = wl["loads"], 2000
     runs = {}
     for rps in loads:
-        rc = best_rc(r, demand, "1@1,1@2", rps, target, list(range(10, 210, 10)))["policy"]
+        rc = best_rc(r, demand, "1@1,1@2", rps, target, wl["rc_bounds"])["policy"]
         for pol in [f"eetl:{target:g}", "rtl", "ee", "oblivious", rc]:
             print(f"running {pol} at {rps} rps", file=sys.stderr)
-            summary = sh([TAILOR, "run", "--workload", "asian:6", "--policy", pol,
+            summary = sh([TAILOR, "run", *wl["workload"], *extra, "--policy", pol,
                           "--cores", "1@1,1@2", "--rps", str(rps), "--requests", str(requests),
                           "--seed", str(args.seed), "--target-ms", str(target),
                           "--table", table])
             runs[(pol.split(":")[0], rps)] = json.loads(summary.strip().splitlines()[-1])
-    with open(os.path.join(out, f"sweep-{target:g}-s{args.seed}.jsonl"), "w") as f:
+    name = f"{wl['prefix']}sweep-{target:g}-s{args.seed}.jsonl"
+    with open(os.path.join(out, name), "w") as f:
         for s in runs.values():
             f.write(json.dumps(s) + "\n")
     base = energy(runs[("ee", loads[0])])
-    print(f"Live, `asian:6`, target {target:g} ms, seed {args.seed}, {requests} requests per "
-          f"point; energy per request with EE at {loads[0]} rps = 1.\n")
+    print(f"Live, `{' '.join(wl['workload'][1:])}`, target {target:g} ms, seed {args.seed}, "
+          f"{requests} requests per point; energy per request with EE at {loads[0]} rps = 1.\n")
     print("| rps | policy | p99 ms | mean ms | energy | busy on fast core | migrations per request |")
     print("|---|---|---|---|---|---|---|")
     for rps in loads:
@@ -489,7 +497,7 @@ def main():
     ap.add_argument("--target", type=float, help="live: the p99 target, ms (asian 130, search 20)")
     ap.add_argument("--seed", type=int, default=5, help="live: the requests' seed")
     ap.add_argument("--workload", choices=list(LIVE), default="asian",
-                    help="live-step: the workload")
+                    help="live-step, live-sweep: the workload")
     ap.add_argument("--policies", default="eetl,rtl,ee",
                     help="live-step: policies run through the step, comma-separated")
     args = ap.parse_args()

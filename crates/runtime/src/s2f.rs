@@ -70,6 +70,9 @@ struct Entry {
     id: u64,
     arrival: Instant,
     core: Option<usize>,
+    /// Its thread while it waits for a core: a placement that gives it one unparks it
+    /// (and nobody else).
+    waiter: Option<std::thread::Thread>,
     /// RC's view: its work, known in advance, is at least the policy's bound.
     long: bool,
 }
@@ -89,6 +92,7 @@ struct State {
 
 struct Shared {
     state: Mutex<State>,
+    /// Signalled when a request leaves, for `drain`.
     changed: Condvar,
     start: Instant,
     cores: CoreSet,
@@ -219,6 +223,7 @@ impl S2fRuntime {
                     id,
                     arrival,
                     core: None,
+                    waiter: None,
                     long,
                 },
             );
@@ -333,7 +338,7 @@ impl Shared {
     }
 
     /// Applies the policy's placement to the state now (Algorithm 2 for the threshold
-    /// policies), and wakes requests waiting for a core.
+    /// policies), and wakes the waiting requests it gave a core.
     fn place(&self, st: &mut State) {
         let mut free = vec![0usize; self.cores.types().len()];
         for (c, r) in st.core_req.iter().enumerate() {
@@ -354,10 +359,13 @@ impl Shared {
                     return;
                 }
                 for (i, core) in picks {
-                    st.active[i].core = Some(core);
-                    st.core_req[core] = Some(st.active[i].id);
+                    let entry = &mut st.active[i];
+                    entry.core = Some(core);
+                    st.core_req[core] = Some(entry.id);
+                    if let Some(t) = entry.waiter.take() {
+                        t.unpark();
+                    }
                 }
-                self.changed.notify_all();
                 return;
             }
             (HeteroPolicy::RcHetero(_), _) => {
@@ -399,8 +407,10 @@ impl Shared {
             }
             entry.core = Some(core);
             st.core_req[core] = Some(entry.id);
+            if let Some(t) = entry.waiter.take() {
+                t.unpark();
+            }
         }
-        self.changed.notify_all();
     }
 
     /// Takes request `id` out of the system, freeing its core.
@@ -424,14 +434,18 @@ impl Shared {
         arrival: Instant,
         measured: bool,
     ) -> (Result<J::Output, RequestError>, Timing) {
-        let mut core = {
+        let mut core = loop {
             let mut st = self.lock();
-            loop {
-                if let Some(c) = Self::core_of(&st, id) {
-                    break c;
-                }
-                st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+            if let Some(c) = Self::core_of(&st, id) {
+                break c;
             }
+            // Leave this thread's handle for the placement that gives it a core, then
+            // sleep; an unpark that comes before the park makes the park return at once.
+            if let Some(e) = st.active.iter_mut().find(|e| e.id == id) {
+                e.waiter = Some(std::thread::current());
+            }
+            drop(st);
+            std::thread::park();
         };
         self.pin(core);
         self.metrics.threads_in_use.fetch_add(1, Ordering::Relaxed);
