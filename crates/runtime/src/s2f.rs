@@ -359,12 +359,7 @@ impl Shared {
                     return;
                 }
                 for (i, core) in picks {
-                    let entry = &mut st.active[i];
-                    entry.core = Some(core);
-                    st.core_req[core] = Some(entry.id);
-                    if let Some(t) = entry.waiter.take() {
-                        t.unpark();
-                    }
+                    Self::give(st, i, core);
                 }
                 return;
             }
@@ -400,16 +395,22 @@ impl Shared {
             let core = (0..st.core_req.len())
                 .find(|&c| st.core_req[c].is_none() && self.core_type[c] == mv.to)
                 .expect("the placement had a free core");
-            let entry = &mut st.active[mv.request];
-            if let Some(old) = entry.core {
+            if let Some(old) = st.active[mv.request].core {
                 st.core_req[old] = None;
                 st.migrations += 1;
             }
-            entry.core = Some(core);
-            st.core_req[core] = Some(entry.id);
-            if let Some(t) = entry.waiter.take() {
-                t.unpark();
-            }
+            Self::give(st, mv.request, core);
+        }
+    }
+
+    /// Puts request `i` (an index into `active`) on free core `core`, waking it if it
+    /// was waiting.
+    fn give(st: &mut State, i: usize, core: usize) {
+        let entry = &mut st.active[i];
+        entry.core = Some(core);
+        st.core_req[core] = Some(entry.id);
+        if let Some(t) = entry.waiter.take() {
+            t.unpark();
         }
     }
 
