@@ -5,7 +5,9 @@ mod os;
 mod profile;
 mod source;
 
-pub use live::{release_at, run_live, HeteroLive, LiveConfig, LiveError, LiveOutput};
+pub use live::{
+    release_at, run_live, HeteroLive, LiveConfig, LiveError, LiveOutput, OPEN_LOOP_PREFIX,
+};
 pub use os::{prepare_generator_thread, process_cpu_seconds, GeneratorPriority};
 pub use profile::{measure_profile, ProfileConfig, PROFILE_METHOD};
 pub use source::{AsianSource, BlackScholesSource, RequestSource, SearchSource, SyntheticSource};

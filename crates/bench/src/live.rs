@@ -62,6 +62,9 @@ pub struct LiveConfig {
     pub hetero: Option<HeteroLive>,
 }
 
+/// How a run summary's policy starts when its thresholds were held open loop.
+pub const OPEN_LOOP_PREFIX: &str = "open-loop:";
+
 /// A live heterogeneous-core run's cores, policy and emulation.
 #[derive(Debug, Clone)]
 pub struct HeteroLive {
@@ -72,6 +75,9 @@ pub struct HeteroLive {
     /// The duty-cycle period of the slow-core emulators and the loss per period to give
     /// back; `None` runs without emulation.
     pub emulation: Option<(Duration, Duration)>,
+    /// Open loop: thresholds per epoch of this many requests (the last held) instead of
+    /// the policy's, to identify the plant live.
+    pub open_loop: Option<(usize, Vec<Vec<f64>>)>,
 }
 
 /// The executor a live run drives.
@@ -155,6 +161,7 @@ impl Engine {
                 seed: cfg.seed,
                 emulation: h.emulation,
                 max_active: 100_000,
+                open_loop: h.open_loop.clone(),
             })
             .map(Engine::S2f)
             .map_err(|e| StartError::BadConfig(e.to_string()));
@@ -462,7 +469,10 @@ pub fn run_live<S: RequestSource>(
             _ if cfg.hetero.is_some() => cfg
                 .hetero
                 .as_ref()
-                .map(|h| h.policy.name())
+                .map(|h| match h.open_loop {
+                    Some(_) => format!("{}{}", OPEN_LOOP_PREFIX, h.policy.name()),
+                    None => h.policy.name(),
+                })
                 .unwrap_or_default(),
             _ if cfg.rayon => "rayon".to_string(),
             Some(steal) => steal.name().to_string(),

@@ -2,11 +2,12 @@
 
 use anyhow::Context;
 use clap::Args;
+use tailor_bench::OPEN_LOOP_PREFIX;
 use tailor_core::{
-    seeded_rng, Arrivals, CoreSet, Demand, DemandModel, EetlPlan, GainSet, HeteroPolicy,
-    EETL_PLAN_KIND,
+    identify_schedule, seeded_rng, Arrivals, CoreSet, Demand, DemandModel, EetlPlan, GainSet,
+    HeteroPolicy, RunSummary, EETL_PLAN_KIND,
 };
-use tailor_plan::{identify_first_order, pole_placement, LowLoad};
+use tailor_plan::{identify_open_loop, pole_placement, LowLoad};
 use tailor_sim::{simulate_hetero, HeteroSimConfig, SimConfig};
 
 use crate::{interactive, write_output, PathArg};
@@ -49,6 +50,12 @@ pub(crate) struct EetlArgs {
     /// median.
     #[arg(long, default_value_t = 0.03)]
     margin: f64,
+    /// Identify the plant from live open-loop runs instead of the simulator: one
+    /// `tailor run --policy eetl:T --table PLAN --open-loop` summary per load interval,
+    /// in interval order, each at a load inside its interval (its mid-point is best).
+    /// PLAN must have this plan's t*; the thresholds still come from --demand.
+    #[arg(long, value_delimiter = ',', value_name = "FILE,...")]
+    live_runs: Vec<PathArg>,
     /// Seed for the samples and the identification runs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -56,9 +63,6 @@ pub(crate) struct EetlArgs {
     #[arg(long)]
     out: Option<PathArg>,
 }
-
-/// The input levels of the identification runs, as fractions of t*.
-const LEVELS: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
 
 pub(crate) fn eetl(args: EetlArgs) -> anyhow::Result<()> {
     let cores = CoreSet::parse(&args.cores)?;
@@ -127,17 +131,41 @@ pub(crate) fn eetl(args: EetlArgs) -> anyhow::Result<()> {
         }
     );
     let width = (hi - lo) / args.intervals as f64;
+    anyhow::ensure!(
+        args.live_runs.is_empty() || args.live_runs.len() == args.intervals,
+        "--live-runs: {} files for {} load intervals; give one open-loop run per interval",
+        args.live_runs.len(),
+        args.intervals
+    );
     let mut gains = Vec::new();
     for i in 0..args.intervals {
-        let rps = lo + (i as f64 + 0.5) * width;
-        if interactive() {
-            eprintln!(
-                "identifying the plant at {rps:.1} rps ({} of {})",
-                i + 1,
-                args.intervals
-            );
-        }
-        let (a, b, c) = identify(&args, &cores, &demand, &low.thresholds, rps)?;
+        let (from, to) = (lo + i as f64 * width, lo + (i + 1) as f64 * width);
+        let (rps, (a, b, c)) = match args.live_runs.get(i) {
+            Some(path) => {
+                let (rps, y, z) = live_epochs(path, &args, &cores, &low.thresholds)?;
+                if !(from..=to).contains(&rps) {
+                    eprintln!(
+                        "warning: {} ran at {rps:.1} rps, outside load interval {}                          ({from:.1} to {to:.1} rps)",
+                        path.display(),
+                        i + 1
+                    );
+                }
+                let fit = identify_open_loop(&y, &z)
+                    .with_context(|| format!("identifying the plant from {}", path.display()))?;
+                (rps, fit)
+            }
+            None => {
+                let rps = lo + (i as f64 + 0.5) * width;
+                if interactive() {
+                    eprintln!(
+                        "identifying the plant at {rps:.1} rps ({} of {})",
+                        i + 1,
+                        args.intervals
+                    );
+                }
+                (rps, identify(&args, &cores, &demand, &low.thresholds, rps)?)
+            }
+        };
         // Steady state at the setpoint y* = -margin: (1 - a) y* = b z + c.
         let z_steady = if b > 1e-6 {
             (((1.0 - a) * -args.margin - c) / b).clamp(0.0, 1.0)
@@ -181,10 +209,9 @@ pub(crate) fn eetl(args: EetlArgs) -> anyhow::Result<()> {
     write_output(args.out.as_deref(), |w| plan.write(w))
 }
 
-/// Simulates `epochs` open-loop epochs at `rps` with z from a seeded sequence of
-/// [`LEVELS`], and fits y_k = a y_{k-1} + b z_{k-1} + c to the relative p99 error of
-/// each epoch (the first, from an empty system, is left out). Returns (a, b, c), a
-/// clamped to [0, 0.9].
+/// Simulates `epochs` open-loop epochs at `rps` with z from the seeded identification
+/// schedule, and fits y_k = a y_{k-1} + b z_{k-1} + c to the relative p99 error of each
+/// epoch. Returns (a, b, c).
 fn identify(
     args: &EetlArgs,
     cores: &CoreSet,
@@ -192,18 +219,7 @@ fn identify(
     t_star: &[f64],
     rps: f64,
 ) -> anyhow::Result<(f64, f64, f64)> {
-    // Each level held two epochs, in a seeded shuffled order.
-    let mut state = args.seed ^ 0x4545_544C;
-    let z: Vec<f64> = (0..args.epochs + 3)
-        .map(|k| {
-            if k % 2 == 0 {
-                state = state
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1_442_695_040_888_963_407);
-            }
-            LEVELS[((state >> 33) % LEVELS.len() as u64) as usize]
-        })
-        .collect();
+    let z = identify_schedule(args.seed, args.epochs + 3);
     let steps: Vec<Vec<f64>> = z
         .iter()
         .map(|zk| t_star.iter().map(|t| t * zk).collect())
@@ -231,16 +247,72 @@ fn identify(
         .iter()
         .map(|e| (e.p99_ms - args.target_ms) / args.target_ms)
         .collect();
-    // Epoch j ran with z[j]; in controller time that input is u_{j-1}, set when epoch
-    // j - 1 closed. Leave out epoch 0 (from an empty system): y'[i] = y[i + 1] ran with
-    // z[i + 1], so u'[i - 1] = z[i + 1].
-    let m = y.len().min(z.len() - 1);
+    identify_open_loop(&y, &z).with_context(|| format!("identifying the plant at {rps:.1} rps"))
+}
+
+/// A live open-loop run's epochs as the identification's data: (its load, each epoch's
+/// relative p99 error, the z in force during each epoch). The summary gives the
+/// thresholds set at the end of each epoch, so epoch j ran with epoch j - 1's; z is read
+/// back against this plan's t*, which must be the run's.
+fn live_epochs(
+    path: &std::path::Path,
+    args: &EetlArgs,
+    cores: &CoreSet,
+    t_star: &[f64],
+) -> anyhow::Result<(f64, Vec<f64>, Vec<f64>)> {
+    let where_ = path.display();
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {where_}"))?;
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .with_context(|| format!("{where_}: empty; expected a `tailor run` summary"))?;
+    let run: RunSummary = serde_json::from_str(line)
+        .with_context(|| format!("{where_}: not a `tailor run` summary"))?;
     anyhow::ensure!(
-        m >= 6,
-        "identifying the plant at {rps:.1} rps: too few epochs ({m})"
+        run.policy.starts_with(OPEN_LOOP_PREFIX),
+        "{where_}: policy {:?} is not an open-loop run; make one with `tailor run --policy \
+         eetl:T --table PLAN --open-loop`",
+        run.policy
     );
-    let u: Vec<f64> = (0..m - 1).map(|i| z[i + 2]).collect();
-    let (a, b, c) = identify_first_order(&u, &y[1..m])
-        .context("the identification run's inputs did not vary; raise --epochs")?;
-    Ok((a.clamp(0.0, 0.9), b, c))
+    anyhow::ensure!(
+        run.cores == cores.total(),
+        "{where_}: ran on {} cores, but --cores {} has {}",
+        run.cores,
+        cores.spec(),
+        cores.total()
+    );
+    let scale = t_star.iter().copied().fold(0.0, f64::max);
+    anyhow::ensure!(
+        scale > 0.0,
+        "t* is 0 (the target is out of reach at low load): there is no z to identify"
+    );
+    let mut z = Vec::with_capacity(run.epochs.len() + 1);
+    for (k, e) in run.epochs.iter().enumerate() {
+        let zk = e.thresholds_ms.iter().copied().fold(0.0, f64::max) / scale;
+        let fits = e.thresholds_ms.len() == t_star.len()
+            && e.thresholds_ms
+                .iter()
+                .zip(t_star)
+                .all(|(t, s)| (t - zk * s).abs() <= 1e-6 * (1.0 + s));
+        anyhow::ensure!(
+            fits && zk <= 1.0 + 1e-9,
+            "{where_}: epoch {} thresholds {:?} are not z · t* for this plan's t* = {:?}; \
+             run it with a plan from the same --demand, --cores and --target-ms",
+            k + 1,
+            e.thresholds_ms,
+            t_star
+        );
+        // Epoch 0's input is never used by the fit; epoch k + 1 ran with epoch k's.
+        if k == 0 {
+            z.push(zk);
+        }
+        z.push(zk);
+    }
+    let y = run
+        .epochs
+        .iter()
+        .map(|e| (e.p99_ms - args.target_ms) / args.target_ms)
+        .collect();
+    Ok((run.rps, y, z))
 }

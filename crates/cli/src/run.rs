@@ -9,7 +9,7 @@ use tailor_bench::{
     run_live, AsianSource, BlackScholesSource, HeteroLive, LiveConfig, LiveOutput, SearchSource,
     SyntheticSource,
 };
-use tailor_core::{exact_quantile, Arrivals, CoreSet, DemandProfile, Tables};
+use tailor_core::{exact_quantile, identify_schedule, Arrivals, CoreSet, DemandProfile, Tables};
 use tailor_sim::write_records;
 use tailor_workloads::{PdeCalibration, Workload};
 
@@ -59,6 +59,12 @@ pub(crate) struct RunArgs {
     /// emulator's share, given back by the emulator (`tailor emulate` measures it).
     #[arg(long, default_value_t = 10.0)]
     emulation_loss_us: f64,
+    /// With --policy eetl:T and its plan: hold the thresholds open loop at z·t*, z from
+    /// the identification schedule seeded by --seed (each level held two epochs of the
+    /// plan's window), instead of controlling them. The summary's epochs then identify
+    /// the live plant: `tailor plan eetl --live-runs`.
+    #[arg(long)]
+    open_loop: bool,
     /// Self-scheduling quantum in ms.
     #[arg(long, default_value_t = 5.0)]
     quantum_ms: f64,
@@ -109,6 +115,24 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
                 args.emulation_loss_us.is_finite() && args.emulation_loss_us >= 0.0,
                 "--emulation-loss-us: must be zero or positive"
             );
+            let open_loop = match (&p, args.open_loop) {
+                (_, false) => None,
+                (tailor_core::HeteroPolicy::Eetl(plan), true) => {
+                    let count = Arrivals::parse(&args.arrivals)?
+                        .fixed_count()
+                        .unwrap_or(args.requests);
+                    let epochs = count / plan.window + 3;
+                    let steps = identify_schedule(args.seed, epochs)
+                        .iter()
+                        .map(|z| plan.thresholds_ms.iter().map(|t| t * z).collect())
+                        .collect();
+                    Some((plan.window, steps))
+                }
+                (p, true) => anyhow::bail!(
+                    "--open-loop identifies EETL's plant: use --policy eetl:T with its plan, not {}",
+                    p.name()
+                ),
+            };
             Some(HeteroLive {
                 cores: cores.clone(),
                 policy: p,
@@ -118,6 +142,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
                         Duration::from_secs_f64(args.emulation_loss_us * 1e-6),
                     )
                 }),
+                open_loop,
             })
         }
         (Some(p), None) => anyhow::bail!(
@@ -131,6 +156,10 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
         ),
         (None, _) => None,
     };
+    anyhow::ensure!(
+        !args.open_loop || hetero.is_some(),
+        "--open-loop goes with --policy eetl:T and --cores COUNT@SPEED,..."
+    );
     let cores = match &core_set {
         Some(c) => c.total(),
         None => std::thread::available_parallelism()

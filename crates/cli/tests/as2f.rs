@@ -281,3 +281,126 @@ fn every_heterogeneous_policy_runs_live_on_two_cores() {
         }
     }
 }
+
+#[test]
+fn eetl_plants_are_identified_from_live_open_loop_runs() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return; // one slow and one fast core need two CPUs
+    }
+    let dir = scratch("identify");
+    let plan = |out: &Path, live: Option<&str>| {
+        let mut args = vec![
+            "plan",
+            "eetl",
+            "--demand",
+            "lognormal:4:4",
+            "--cores",
+            "1@1,1@2",
+            "--target-ms",
+            "30",
+            "--rps",
+            "50:150",
+            "--intervals",
+            "1",
+            "--window",
+            "100",
+            "--epochs",
+            "8",
+            "--samples",
+            "1000",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if let Some(runs) = live {
+            args.extend(["--live-runs", runs]);
+        }
+        tailor(&args)
+    };
+    let sim_plan = dir.join("sim.json");
+    let out = plan(&sim_plan, None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run = |extra: &[&str], file: &Path| {
+        let mut args = vec![
+            "run",
+            "--workload",
+            "synthetic:lognormal:2:2",
+            "--policy",
+            "eetl:30",
+            "--table",
+            sim_plan.to_str().unwrap(),
+            "--cores",
+            "1@1,1@2",
+            "--emulation-period-us",
+            "0",
+            "--rps",
+            "100",
+            "--requests",
+            "1000",
+            "--seed",
+            "3",
+        ];
+        args.extend(extra);
+        let out = tailor(&args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        std::fs::write(file, &out.stdout).unwrap();
+        serde_json::from_str::<serde_json::Value>(text(&out.stdout).lines().last().unwrap())
+            .unwrap()
+    };
+    let open = dir.join("open.json");
+    let s = run(&["--open-loop"], &open);
+    assert_eq!(s["policy"], "open-loop:eetl:30");
+    assert_eq!(s["completed"], 1000);
+    // The thresholds follow the identification schedule, not the controller: several
+    // levels of t*, each held two epochs.
+    let t_star: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sim_plan).unwrap()).unwrap();
+    let t_star = t_star["thresholds_ms"][0].as_f64().unwrap();
+    let z: Vec<f64> = s["epochs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["thresholds_ms"][0].as_f64().unwrap() / t_star)
+        .collect();
+    assert!(z.len() >= 9, "{z:?}");
+    assert!(z.iter().all(|v| [0.0, 0.25, 0.5, 0.75, 1.0]
+        .iter()
+        .any(|l| (l - v).abs() < 1e-9)));
+    assert!(z.iter().any(|v| *v != z[0]), "{z:?}");
+
+    let live_plan = dir.join("live.json");
+    let out = plan(&live_plan, Some(open.to_str().unwrap()));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&live_plan).unwrap()).unwrap();
+    assert_eq!(p["gains"][0]["rps_tuned"], 100.0);
+    // A closed-loop run, or too few files, are refused with a reason.
+    let closed = dir.join("closed.json");
+    run(&[], &closed);
+    let out = plan(&dir.join("x.json"), Some(closed.to_str().unwrap()));
+    assert!(
+        text(&out.stderr).contains("not an open-loop run"),
+        "{}",
+        text(&out.stderr)
+    );
+    let both = format!("{},{}", open.display(), open.display());
+    let out = plan(&dir.join("x.json"), Some(&both));
+    assert!(text(&out.stderr).contains("one open-loop run per interval"));
+    // --open-loop is EETL's.
+    let out = tailor(&[
+        "run",
+        "--workload",
+        "synthetic:exp:1",
+        "--policy",
+        "rtl",
+        "--cores",
+        "1@1,1@2",
+        "--rps",
+        "10",
+        "--requests",
+        "5",
+        "--seed",
+        "1",
+        "--open-loop",
+    ]);
+    assert!(text(&out.stderr).contains("--open-loop identifies EETL"));
+}

@@ -197,6 +197,27 @@ impl EetlPlan {
     }
 }
 
+/// The input levels of an identification experiment, as fractions of t*.
+pub const IDENTIFY_LEVELS: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
+
+/// The open-loop experiment that identifies the plant (§5.1.2, tailor's version): z for
+/// each of `epochs` epochs, each draw from [`IDENTIFY_LEVELS`] held two epochs, in an
+/// order seeded by `seed`. The simulator's identification (`tailor plan eetl`) and a
+/// live one (`tailor run --open-loop`) run the same schedule.
+pub fn identify_schedule(seed: u64, epochs: usize) -> Vec<f64> {
+    let mut state = seed ^ 0x4545_544C;
+    (0..epochs)
+        .map(|k| {
+            if k % 2 == 0 {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+            }
+            IDENTIFY_LEVELS[((state >> 33) % IDENTIFY_LEVELS.len() as u64) as usize]
+        })
+        .collect()
+}
+
 /// How far above a load interval's lower bound an estimate must be to trigger the
 /// feedforward into it, so that a load sitting on a boundary does not keep firing it.
 pub const FEEDFORWARD_MARGIN: f64 = 0.15;
@@ -319,6 +340,20 @@ impl Reactive {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_identification_schedule_holds_each_level_two_epochs_and_visits_several() {
+        let z = super::identify_schedule(1, 40);
+        assert_eq!(z.len(), 40);
+        assert!(z.chunks(2).all(|p| p[0] == p[1]));
+        assert!(z.iter().all(|v| super::IDENTIFY_LEVELS.contains(v)));
+        let mut seen = z.clone();
+        seen.sort_by(f64::total_cmp);
+        seen.dedup();
+        assert!(seen.len() >= 3, "{seen:?}");
+        assert_eq!(z, super::identify_schedule(1, 40));
+        assert_ne!(z, super::identify_schedule(2, 40));
+    }
+
     use super::*;
 
     fn plan() -> EetlPlan {

@@ -26,7 +26,8 @@ mod table;
 pub use arrivals::{parse_trace, read_trace, ArrivalError, ArrivalStream, Arrivals, Phase};
 pub use baselines::{oblivious_moves, rc_moves, RcRequest};
 pub use control::{
-    EetlController, EetlPlan, GainSet, Reactive, EETL_PLAN_KIND, FEEDFORWARD_MARGIN,
+    identify_schedule, EetlController, EetlPlan, GainSet, Reactive, EETL_PLAN_KIND,
+    FEEDFORWARD_MARGIN, IDENTIFY_LEVELS,
 };
 pub use demand::{lognormal_params, Demand, DemandModel, RequestDemand};
 pub use distribution::{Bin, BinnedDistribution, PROBABILITY_TOLERANCE};

@@ -263,6 +263,25 @@ pub fn identify_first_order(u: &[f64], y: &[f64]) -> Option<(f64, f64, f64)> {
     Some((a, b, c))
 }
 
+/// Fits [`identify_first_order`] to an open-loop experiment (§5.1.2): `y[j]` is epoch
+/// j's relative tail error, (p99 - target) / target, and `z[j]` the input in force
+/// during epoch j, which the controller would have set when epoch j - 1 closed (so
+/// `z[j]` is u_{j-1}). `z` may run past `y`. Epoch 0, from an empty system, is left
+/// out. Returns (a, b, c) with a clamped to [0, 0.9].
+pub fn identify_open_loop(y: &[f64], z: &[f64]) -> Result<(f64, f64, f64), As2fError> {
+    let m = y.len().min(z.len().saturating_sub(1));
+    if m < 6 {
+        return Err(As2fError::Input(format!(
+            "{m} usable epochs; identifying the plant needs at least 6"
+        )));
+    }
+    // y'[k] = y[k + 1] ran with z[k + 1], which is u'[k - 1] in controller time.
+    let (a, b, c) = identify_first_order(&z[2..=m], &y[1..m]).ok_or_else(|| {
+        As2fError::Input("the experiment's inputs did not vary; run more epochs".into())
+    })?;
+    Ok((a.clamp(0.0, 0.9), b, c))
+}
+
 /// Solves a 3x3 system by Gaussian elimination with partial pivoting.
 fn solve3(mut m: [[f64; 3]; 3], mut v: [f64; 3]) -> Option<[f64; 3]> {
     let scale = m
@@ -341,6 +360,23 @@ mod tests {
         let s = two_types(&work, 40.0).solve(1.0).unwrap();
         assert!(!s.feasible);
         assert_eq!(s.thresholds, vec![0.0]);
+    }
+
+    #[test]
+    fn open_loop_experiments_are_fitted_with_the_input_of_each_epoch() {
+        // y_k = 0.4 y_{k-1} + 0.3 z_k - 0.2, z_k in force during epoch k.
+        let z: Vec<f64> = (0..40)
+            .map(|k| [0.0, 1.0, 0.5, 0.25][(k / 2) % 4])
+            .collect();
+        let mut y = vec![5.0]; // epoch 0 from an empty system: anything
+        for k in 1..39 {
+            let prev = if k == 1 { 0.0 } else { y[k - 1] };
+            y.push(0.4 * prev + 0.3 * z[k] - 0.2);
+        }
+        let (a, b, c) = identify_open_loop(&y, &z).unwrap();
+        assert!((a - 0.4).abs() < 1e-9 && (b - 0.3).abs() < 1e-9 && (c + 0.2).abs() < 1e-9);
+        assert!(identify_open_loop(&y[..5], &z).is_err());
+        assert!(identify_open_loop(&y, &[0.5; 40]).is_err());
     }
 
     #[test]

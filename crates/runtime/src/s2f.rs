@@ -47,6 +47,9 @@ pub struct S2fConfig {
     pub emulation: Option<(Duration, Duration)>,
     /// The most requests in the system; more are refused.
     pub max_active: usize,
+    /// An open-loop schedule (window, thresholds per epoch, the last held) in place of
+    /// the policy's thresholds, to identify the live plant (`tailor run --open-loop`).
+    pub open_loop: Option<(usize, Vec<Vec<f64>>)>,
 }
 
 /// Why the runtime could not start, or refused a request.
@@ -130,8 +133,8 @@ impl S2fRuntime {
             return Err(S2fError::Config("each core needs its own CPU".into()));
         }
         let speeds: Vec<f64> = cfg.cores.types().iter().map(|t| t.speed).collect();
-        let control =
-            ThresholdControl::new(&cfg.policy, &cfg.cores, None).map_err(S2fError::Config)?;
+        let control = ThresholdControl::new(&cfg.policy, &cfg.cores, cfg.open_loop.clone())
+            .map_err(S2fError::Config)?;
         if matches!(cfg.policy, HeteroPolicy::RcHetero(_)) && speeds.len() < 2 {
             return Err(S2fError::Config(
                 "rc-hetero needs at least two core types".into(),
@@ -566,6 +569,7 @@ mod tests {
             seed: 1,
             emulation: None,
             max_active: 100,
+            open_loop: None,
         })
         .unwrap()
     }
@@ -612,6 +616,7 @@ mod tests {
             seed: 1,
             emulation: None,
             max_active: 10,
+            open_loop: None,
         };
         assert!(S2fRuntime::start(cfg(vec![0], HeteroPolicy::Rtl)).is_err());
         assert!(S2fRuntime::start(cfg(vec![0, 0], HeteroPolicy::Rtl)).is_err());
