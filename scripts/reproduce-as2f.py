@@ -7,7 +7,7 @@ Usage:
   python3 scripts/reproduce-as2f.py three [--requests N] [--out DIR]  # Fig. 5.11
   python3 scripts/reproduce-as2f.py heat  [--requests N] [--out DIR]  # Fig. 5.12
   python3 scripts/reproduce-as2f.py live-step [--workload asian|search] [--target MS] [--seed N]
-                                              [--policies eetl,rtl,ee]
+                                              [--policies eetl,rtl,ee] [--plan sim|live]
                                                                       # live load step, 2 cores
   python3 scripts/reproduce-as2f.py live-sweep [--workload asian|search] [--target MS] [--seed N]
                                                                       # Figs. 5.6/5.7 live
@@ -231,10 +231,10 @@ LIVE = {
         "profile": "search-profile.csv",
         "measure": ["--workload", "search", "--degrees", "1..1", "--repeat", "10",
                     "--requests", "400"],
-        "phases": "50*4000,250*4000,50*4000,250*4000",
-        "plan_rps": "25:325",
-        "target": 20.0,
-        "loads": [50, 150, 250],
+        "phases": "50*4000,150*4000,50*4000,150*4000",
+        "plan_rps": "25:175",
+        "target": 25.0,
+        "loads": [50, 100, 150],
         "rc_bounds": list(range(2, 32, 2)),
         "prefix": "search-",
     },
@@ -247,28 +247,40 @@ def live_step_mode(args):
     same requests (Asian: about 10 minutes each; search: about 3)."""
     wl = LIVE[args.workload]
     out, target = args.out, args.target or wl["target"]
-    _, table, profile = live_setup(out, target, args.workload)
+    _, table, profile = live_setup(out, target, args.workload, args.plan, args.seed)
+    # `eetl-sim` runs EETL with the simulator-identified plan next to the live one.
+    tables = {"eetl": table,
+              "eetl-sim": os.path.join(out, f"{wl['prefix']}eetl-{target:g}.json")}
     phases = wl["phases"]
     extra = ["--search-profile", profile] if args.workload == "search" else []
     tmp = tempfile.mkdtemp(prefix="tailor-live-step-")
     runs = {}
     for pol in args.policies.split(","):
-        name = f"eetl:{target:g}" if pol == "eetl" else pol
+        name = f"eetl:{target:g}" if pol.startswith("eetl") else pol
         records = os.path.join(tmp, f"{pol}.csv")
         print(f"running {name} through the step", file=sys.stderr)
         summary = sh([TAILOR, "run", *wl["workload"], *extra, "--policy", name,
                       "--cores", "1@1,1@2", "--arrivals", f"phases:{phases}", "--rps", "20",
                       "--requests", "16000", "--seed", str(args.seed), "--target-ms",
-                      str(target), "--table", table, "--records", records])
-        tag = f"{wl['prefix']}step-{pol}-{target:g}-s{args.seed}.json"
+                      str(target), "--table", tables.get(pol, table), "--records", records])
+        plan = "-live" if pol == "eetl" and args.plan == "live" else ""
+        tag = f"{wl['prefix']}step-{pol}{plan}-{target:g}-s{args.seed}.json"
         open(os.path.join(out, tag), "w").write(summary)
         runs[pol] = (json.loads(summary.strip().splitlines()[-1]), windows(records, 1000))
-    report_live_step(runs, out, target, phases, args.seed, wl["prefix"])
+    report_live_step(runs, out, target, phases, args.seed,
+                     wl["prefix"] + ("live-plan-" if args.plan == "live" else ""))
 
 
-def live_setup(out, target, workload="asian"):
+# Open-loop epochs per load interval when the plant is identified live (`--plan live`).
+IDENTIFY_EPOCHS = 14
+
+
+def live_setup(out, target, workload="asian", plan="sim", seed=5):
     """The workload's profile (measured once) as simulator demand, and EETL's plan for
-    1 slow + 1 fast core: (demand, plan path, profile path)."""
+    1 slow + 1 fast core: (demand, plan path, profile path). With plan="live" each load
+    interval's model is identified from an open-loop run on this machine at the
+    interval's mid-point (`tailor run --open-loop`; runs kept and reused), and only t*
+    comes from the simulator's low-load problem."""
     wl = LIVE[workload]
     os.makedirs(out, exist_ok=True)
     profile = os.path.join(out, wl["profile"])
@@ -278,8 +290,27 @@ def live_setup(out, target, workload="asian"):
     # (half-speed) core.
     demand = f"scale:2:profile:{profile}"
     table = os.path.join(out, f"{wl['prefix']}eetl-{target:g}.json")
-    sh([TAILOR, "plan", "eetl", "--demand", demand, "--cores", "1@1,1@2", "--target-ms",
-        str(target), "--rps", wl["plan_rps"], "--out", table])
+    plan_args = [TAILOR, "plan", "eetl", "--demand", demand, "--cores", "1@1,1@2",
+                 "--target-ms", str(target), "--rps", wl["plan_rps"]]
+    sh([*plan_args, "--out", table])
+    if plan == "sim":
+        return demand, table, profile
+    lo, hi = (float(x) for x in wl["plan_rps"].split(":"))
+    extra = ["--search-profile", profile] if workload == "search" else []
+    runs = []
+    for i in range(3):
+        rps = lo + (i + 0.5) * (hi - lo) / 3
+        path = os.path.join(out, f"{wl['prefix']}identify-{target:g}-{rps:g}-s{seed}.json")
+        if not os.path.exists(path):
+            print(f"identifying the live plant at {rps:g} rps", file=sys.stderr)
+            summary = sh([TAILOR, "run", *wl["workload"], *extra, "--policy",
+                          f"eetl:{target:g}", "--table", table, "--open-loop", "--cores",
+                          "1@1,1@2", "--rps", f"{rps:g}", "--requests",
+                          str(2000 * (IDENTIFY_EPOCHS + 1)), "--seed", str(seed)])
+            open(path, "w").write(summary)
+        runs.append(path)
+    table = os.path.join(out, f"{wl['prefix']}eetl-{target:g}-live.json")
+    print(sh([*plan_args, "--live-runs", ",".join(runs), "--out", table]), end="")
     return demand, table, profile
 
 
@@ -289,7 +320,7 @@ def live_sweep_mode(args):
     as in `two` (Asian: about 5 minutes per policy; search: about 1)."""
     wl = LIVE[args.workload]
     out, target = args.out, args.target or wl["target"]
-    demand, table, profile = live_setup(out, target, args.workload)
+    demand, table, profile = live_setup(out, target, args.workload, args.plan, args.seed)
     extra = ["--search-profile", profile] if args.workload == "search" else []
     r = Runner(out, f"{wl['prefix']}live-sweep-sim", 20000)
     loads, requests = wl["loads"], 2000
@@ -333,7 +364,7 @@ def windows(records, size):
     return out
 
 
-COLORS = {"eetl": "#36c", "rtl": "#c60", "ee": "#393"}
+COLORS = {"eetl": "#36c", "eetl-sim": "#96c", "rtl": "#c60", "ee": "#393"}
 
 
 def svg_live_step(path, runs, target, phases):
@@ -364,8 +395,9 @@ def svg_live_step(path, runs, target, phases):
             if p > pmax:
                 out.append(f'<text x="{sx(t) - 40:.1f}" y="{pad + 30 + 14 * k}" '
                            f'fill="{color}">{p:.0f} ms</text>')
-        out.append(f'<text x="{pad + 10 + 110 * k}" y="{pad + 16}" fill="{color}">'
-                   f'{s["policy"]}</text>')
+        label = s["policy"] + (" (sim plan)" if pol == "eetl-sim" else "")
+        out.append(f'<text x="{pad + 10 + 130 * k}" y="{pad + 16}" fill="{color}">'
+                   f'{label}</text>')
         if pol == "eetl" and s.get("epochs"):
             tmax = max(max(e["thresholds_ms"][0] for e in s["epochs"]), 1.0)
             st = lambda x: h - pad - x / tmax * 0.25 * (h - 2 * pad)
@@ -494,7 +526,9 @@ def main():
     ap.add_argument("mode", choices=["two", "step", "three", "heat", "live-step", "live-sweep"])
     ap.add_argument("--requests", type=int, default=100000)
     ap.add_argument("--out", default="docs/as2f-runs")
-    ap.add_argument("--target", type=float, help="live: the p99 target, ms (asian 130, search 20)")
+    ap.add_argument("--target", type=float, help="live: the p99 target, ms (asian 130, search 25)")
+    ap.add_argument("--plan", choices=["sim", "live"], default="sim",
+                    help="live: identify EETL's plant on the simulator or on open-loop live runs")
     ap.add_argument("--seed", type=int, default=5, help="live: the requests' seed")
     ap.add_argument("--workload", choices=list(LIVE), default="asian",
                     help="live-step, live-sweep: the workload")

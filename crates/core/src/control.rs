@@ -254,16 +254,19 @@ impl EetlController {
     /// the last epoch's estimate, and at least [`FEEDFORWARD_MARGIN`] above that
     /// interval's lower bound, z drops to the interval's `z_steady` if it is above it (a
     /// feedforward of the scheduled operating point; docs/as2f.md). It fires at most
-    /// once until an epoch's estimate re-arms it. Returns the new z when it changed.
+    /// once until an epoch's estimate re-arms it. The first estimate of a run, before
+    /// any epoch, places z the same way in whichever interval it falls. Returns the new
+    /// z when it changed.
     pub fn on_load(&mut self, plan: &EetlPlan, rps: f64) -> Option<f64> {
         let i = plan.interval_of(rps);
-        let armed = self.interval.unwrap_or(i);
-        if i == 0 || i <= armed {
-            return None;
-        }
-        let lower = plan.gains[i - 1].rps_below.unwrap_or(0.0);
-        if rps < lower * (1.0 + FEEDFORWARD_MARGIN) {
-            return None;
+        if let Some(armed) = self.interval {
+            if i <= armed {
+                return None;
+            }
+            let lower = plan.gains[i - 1].rps_below.unwrap_or(0.0);
+            if rps < lower * (1.0 + FEEDFORWARD_MARGIN) {
+                return None;
+            }
         }
         self.interval = Some(i);
         let steady = plan.gains[i].z_steady;
@@ -432,6 +435,23 @@ mod tests {
         assert_eq!(c.on_load(&p, 30.0), None);
         c.update(&p, 100.0, 10.0);
         assert_eq!(c.on_load(&p, 30.0), Some(0.4));
+    }
+
+    #[test]
+    fn the_first_load_estimate_starts_z_at_its_intervals_steady_state() {
+        let mut p = plan();
+        p.gains[0].z_steady = 0.7;
+        // Low load: interval 0's operating point, then nothing until an epoch.
+        let mut c = EetlController::new(&p, 1.0);
+        assert_eq!(c.on_load(&p, 10.0), Some(0.7));
+        assert_eq!(c.on_load(&p, 10.0), None);
+        // Busy from the start: the busier interval's, even on its bound.
+        let mut c = EetlController::new(&p, 1.0);
+        assert_eq!(c.on_load(&p, 20.5), Some(0.4));
+        // Never raised: a start below the operating point stays.
+        let mut c = EetlController::new(&p, 0.2);
+        assert_eq!(c.on_load(&p, 10.0), None);
+        assert_eq!(c.z(), 0.2);
     }
 
     #[test]
