@@ -56,7 +56,8 @@ class Runner:
     def __init__(self, out_dir, mode, requests):
         os.makedirs(out_dir, exist_ok=True)
         self.tmp = tempfile.mkdtemp(prefix="tailor-as2f-")
-        self.log = open(os.path.join(out_dir, f"{mode}.jsonl"), "a")
+        # Each run of a mode rewrites its log: the summaries behind the tables it prints.
+        self.log = open(os.path.join(out_dir, f"{mode}.jsonl"), "w")
         self.requests = requests
 
     def plan(self, demand, cores, target, rps_range):
@@ -247,7 +248,7 @@ def live_step_mode(args):
     same requests (Asian: about 10 minutes each; search: about 3)."""
     wl = LIVE[args.workload]
     out, target = args.out, args.target or wl["target"]
-    _, table, profile = live_setup(out, target, args.workload, args.plan, args.seed)
+    _, table, profile = live_setup(out, target, args.workload, args.plan)
     # `eetl-sim` runs EETL with the simulator-identified plan next to the live one.
     tables = {"eetl": table,
               "eetl-sim": os.path.join(out, f"{wl['prefix']}eetl-{target:g}.json")}
@@ -271,11 +272,13 @@ def live_step_mode(args):
                      wl["prefix"] + ("live-plan-" if args.plan == "live" else ""))
 
 
-# Open-loop epochs per load interval when the plant is identified live (`--plan live`).
+# Open-loop epochs per load interval when the plant is identified live (`--plan live`),
+# and the identification runs' seed (the same plan serves every step seed).
 IDENTIFY_EPOCHS = 14
+IDENTIFY_SEED = 5
 
 
-def live_setup(out, target, workload="asian", plan="sim", seed=5):
+def live_setup(out, target, workload="asian", plan="sim"):
     """The workload's profile (measured once) as simulator demand, and EETL's plan for
     1 slow + 1 fast core: (demand, plan path, profile path). With plan="live" each load
     interval's model is identified from an open-loop run on this machine at the
@@ -300,13 +303,13 @@ def live_setup(out, target, workload="asian", plan="sim", seed=5):
     runs = []
     for i in range(3):
         rps = lo + (i + 0.5) * (hi - lo) / 3
-        path = os.path.join(out, f"{wl['prefix']}identify-{target:g}-{rps:g}-s{seed}.json")
+        path = os.path.join(out, f"{wl['prefix']}identify-{target:g}-{rps:g}-s{IDENTIFY_SEED}.json")
         if not os.path.exists(path):
             print(f"identifying the live plant at {rps:g} rps", file=sys.stderr)
             summary = sh([TAILOR, "run", *wl["workload"], *extra, "--policy",
                           f"eetl:{target:g}", "--table", table, "--open-loop", "--cores",
                           "1@1,1@2", "--rps", f"{rps:g}", "--requests",
-                          str(2000 * (IDENTIFY_EPOCHS + 1)), "--seed", str(seed)])
+                          str(2000 * (IDENTIFY_EPOCHS + 1)), "--seed", str(IDENTIFY_SEED)])
             open(path, "w").write(summary)
         runs.append(path)
     table = os.path.join(out, f"{wl['prefix']}eetl-{target:g}-live.json")
@@ -320,7 +323,7 @@ def live_sweep_mode(args):
     as in `two` (Asian: about 5 minutes per policy; search: about 1)."""
     wl = LIVE[args.workload]
     out, target = args.out, args.target or wl["target"]
-    demand, table, profile = live_setup(out, target, args.workload, args.plan, args.seed)
+    demand, table, profile = live_setup(out, target, args.workload, args.plan)
     extra = ["--search-profile", profile] if args.workload == "search" else []
     r = Runner(out, f"{wl['prefix']}live-sweep-sim", 20000)
     loads, requests = wl["loads"], 2000
