@@ -303,6 +303,7 @@ def live_setup(out, target, workload="asian", plan="sim"):
     runs = []
     for i in range(3):
         rps = lo + (i + 0.5) * (hi - lo) / 3
+        # Kept and reused: delete them after changing IDENTIFY_EPOCHS or the profile.
         path = os.path.join(out, f"{wl['prefix']}identify-{target:g}-{rps:g}-s{IDENTIFY_SEED}.json")
         if not os.path.exists(path):
             print(f"identifying the live plant at {rps:g} rps", file=sys.stderr)
@@ -313,7 +314,12 @@ def live_setup(out, target, workload="asian", plan="sim"):
             open(path, "w").write(summary)
         runs.append(path)
     table = os.path.join(out, f"{wl['prefix']}eetl-{target:g}-live.json")
-    print(sh([*plan_args, "--live-runs", ",".join(runs), "--out", table]), end="")
+    # The fitted models and any warnings go to stderr: show them.
+    out = subprocess.run([*plan_args, "--live-runs", ",".join(runs), "--out", table],
+                         capture_output=True, text=True)
+    print(out.stderr, file=sys.stderr, end="")
+    if out.returncode != 0:
+        sys.exit("failed: tailor plan eetl --live-runs")
     return demand, table, profile
 
 
@@ -337,7 +343,8 @@ def live_sweep_mode(args):
                           "--seed", str(args.seed), "--target-ms", str(target),
                           "--table", table])
             runs[(pol.split(":")[0], rps)] = json.loads(summary.strip().splitlines()[-1])
-    name = f"{wl['prefix']}sweep-{target:g}-s{args.seed}.jsonl"
+    plan = "live-plan-" if args.plan == "live" else ""
+    name = f"{wl['prefix']}{plan}sweep-{target:g}-s{args.seed}.jsonl"
     with open(os.path.join(out, name), "w") as f:
         for s in runs.values():
             f.write(json.dumps(s) + "\n")

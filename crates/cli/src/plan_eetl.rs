@@ -1,4 +1,4 @@
-//! `tailor plan eetl`: EETL's low-load thresholds and gain-scheduled PI controller, identified and tuned on the simulator.
+//! `tailor plan eetl`: EETL's low-load thresholds and gain-scheduled PI controller, identified on the simulator or on live open-loop runs, and tuned.
 
 use anyhow::Context;
 use clap::Args;
@@ -145,7 +145,8 @@ pub(crate) fn eetl(args: EetlArgs) -> anyhow::Result<()> {
                 let (rps, y, z) = live_epochs(path, &args, &cores, &low.thresholds)?;
                 if !(from..=to).contains(&rps) {
                     eprintln!(
-                        "warning: {} ran at {rps:.1} rps, outside load interval {}                          ({from:.1} to {to:.1} rps)",
+                        "warning: {} ran at {rps:.1} rps, outside load interval {} \
+                         ({from:.1} to {to:.1} rps)",
                         path.display(),
                         i + 1
                     );
@@ -282,10 +283,19 @@ fn live_epochs(
         cores.spec(),
         cores.total()
     );
+    anyhow::ensure!(
+        run.epochs.len().abs_diff(run.completed / args.window) <= 1,
+        "{where_}: {} epochs for {} completed requests, so its epochs were not --window {} \
+         requests long; give --window the window of the plan it ran with",
+        run.epochs.len(),
+        run.completed,
+        args.window
+    );
     let scale = t_star.iter().copied().fold(0.0, f64::max);
     anyhow::ensure!(
         scale > 0.0,
-        "t* is 0 (the target is out of reach at low load): there is no z to identify"
+        "--live-runs: t* is 0 (the target is out of reach at low load), so there is no z \
+         to identify"
     );
     let mut z = Vec::with_capacity(run.epochs.len() + 1);
     for (k, e) in run.epochs.iter().enumerate() {

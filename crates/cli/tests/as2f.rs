@@ -382,6 +382,32 @@ fn eetl_plants_are_identified_from_live_open_loop_runs() {
         "{}",
         text(&out.stderr)
     );
+    // Epochs of another window than the plan's are refused.
+    let out = tailor(&[
+        "plan",
+        "eetl",
+        "--demand",
+        "lognormal:4:4",
+        "--cores",
+        "1@1,1@2",
+        "--target-ms",
+        "30",
+        "--rps",
+        "50:150",
+        "--intervals",
+        "1",
+        "--window",
+        "300",
+        "--samples",
+        "1000",
+        "--live-runs",
+        open.to_str().unwrap(),
+    ]);
+    assert!(
+        text(&out.stderr).contains("--window 300"),
+        "{}",
+        text(&out.stderr)
+    );
     let both = format!("{},{}", open.display(), open.display());
     let out = plan(&dir.join("x.json"), Some(&both));
     assert!(text(&out.stderr).contains("one open-loop run per interval"));
