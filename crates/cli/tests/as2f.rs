@@ -288,7 +288,9 @@ fn eetl_plants_are_identified_from_live_open_loop_runs() {
         return; // one slow and one fast core need two CPUs
     }
     let dir = scratch("identify");
-    let plan = |out: &Path, live: Option<&str>| {
+    // The plan for 1@1,1@2 at 30 ms with epochs of `window` requests; from the simulator,
+    // or from `live` runs.
+    let plan_with = |out: &Path, window: &str, live: Option<&str>| {
         let mut args = vec![
             "plan",
             "eetl",
@@ -303,7 +305,7 @@ fn eetl_plants_are_identified_from_live_open_loop_runs() {
             "--intervals",
             "1",
             "--window",
-            "100",
+            window,
             "--epochs",
             "8",
             "--samples",
@@ -316,6 +318,7 @@ fn eetl_plants_are_identified_from_live_open_loop_runs() {
         }
         tailor(&args)
     };
+    let plan = |out: &Path, live: Option<&str>| plan_with(out, "100", live);
     let sim_plan = dir.join("sim.json");
     let out = plan(&sim_plan, None);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -383,26 +386,7 @@ fn eetl_plants_are_identified_from_live_open_loop_runs() {
         text(&out.stderr)
     );
     // Epochs of another window than the plan's are refused.
-    let out = tailor(&[
-        "plan",
-        "eetl",
-        "--demand",
-        "lognormal:4:4",
-        "--cores",
-        "1@1,1@2",
-        "--target-ms",
-        "30",
-        "--rps",
-        "50:150",
-        "--intervals",
-        "1",
-        "--window",
-        "300",
-        "--samples",
-        "1000",
-        "--live-runs",
-        open.to_str().unwrap(),
-    ]);
+    let out = plan_with(&dir.join("x.json"), "300", Some(open.to_str().unwrap()));
     assert!(
         text(&out.stderr).contains("--window 300"),
         "{}",
