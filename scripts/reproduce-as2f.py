@@ -69,10 +69,10 @@ class Runner:
         return path
 
     def sweep(self, demand, cores, policies, rps_list, target, table=None, arrivals="poisson",
-              requests=None, tag=""):
+              requests=None, tag="", seed=1):
         """One `tailor simulate` sweep; {(policy, rps): summary}."""
         args = [TAILOR, "simulate", "--cores", cores, "--demand", demand, "--arrivals", arrivals,
-                "--requests", str(requests or self.requests), "--seed", "1",
+                "--requests", str(requests or self.requests), "--seed", str(seed),
                 "--target-ms", str(target), "--format", "json"]
         if len(rps_list) == 1:
             args += ["--rps", str(rps_list[0])]
@@ -105,6 +105,29 @@ def best_rc(r, demand, cores, rps, target, bounds):
     if ok:
         return min(ok, key=energy)
     return min(runs.values(), key=lambda s: s["latency_ms"]["p99"])
+
+
+def low_load_oracle(r, demand, target, rps, table, t_star):
+    """EETL against the best fixed threshold (1 ms grid up to 2 t*) that meets the target,
+    both as a fraction of RTL's energy at `rps`, on three arrival seeds: how much of the
+    "at most half of RTL's energy" goal any fixed threshold could reach."""
+    print(f"\nAt {rps} rps, energy / RTL's on three seeds (best fixed: the threshold "
+          f"on a 1 ms grid with the least energy whose p99 meets {target:g} ms):\n")
+    print("| seed | RTL p99 ms | EETL p99 ms | EETL / RTL | best fixed | its p99 ms | its / RTL |")
+    print("|---|---|---|---|---|---|---|")
+    grid = [f"s2f:{t}" for t in range(0, int(2 * t_star) + 1)]
+    for seed in [1, 2, 3]:
+        runs = r.sweep(demand, SLOW_FAST, [f"eetl:{target:g}", "rtl", *grid], [rps], target,
+                       table, tag="oracle", seed=seed)
+        rtl = energy(runs[("rtl", float(rps))])
+        eetl = runs[(f"eetl:{target:g}", float(rps))]
+        ok = [runs[(p, float(rps))] for p in grid
+              if runs[(p, float(rps))]["latency_ms"]["p99"] <= target]
+        best = min(ok, key=energy) if ok else None
+        fixed = (f"{best['policy']} | {best['latency_ms']['p99']:.1f} | "
+                 f"{energy(best) / rtl:.3f}" if best else "none | - | -")
+        print(f"| {seed} | {runs[('rtl', float(rps))]['latency_ms']['p99']:.1f} | "
+              f"{eetl['latency_ms']['p99']:.1f} | {energy(eetl) / rtl:.3f} | {fixed} |")
 
 
 def two_mode(args):
@@ -141,6 +164,7 @@ def two_mode(args):
         bad = [rps for rps in met
                if runs[(f"eetl:{target:g}", float(rps))]["latency_ms"]["p99"] > target]
         print(f"RTL meets the target at {met} rps; EETL misses it at {bad or 'none'} of those.")
+        low_load_oracle(r, demand, target, low, table, plan["thresholds_ms"][0])
     # Fig. 5.9: sensitivity to the target (search).
     demand, _, loads = WORKLOADS["search"]
     print("\n#### Fig. 5.9: search, EETL at three targets (p99 ms / energy, EE at lowest load = 1)\n")
