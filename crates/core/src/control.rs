@@ -218,9 +218,13 @@ pub fn identify_schedule(seed: u64, epochs: usize) -> Vec<f64> {
         .collect()
 }
 
-/// How far above a load interval's lower bound an estimate must be to trigger the
-/// feedforward into it, so that a load sitting on a boundary does not keep firing it.
-pub const FEEDFORWARD_MARGIN: f64 = 0.15;
+/// The load estimator's windows, longest first: (arrivals averaged over, how far above a
+/// load interval's lower bound that window's estimate must be to trigger the feedforward
+/// into the interval). The longest window's estimate is also the run's first. A shorter
+/// window sees a rise sooner but scatters more, so it needs a wider margin; each margin
+/// makes a Poisson load sitting exactly on a bound fire falsely in about 1-3% of
+/// 2000-arrival epochs (docs/as2f.md, section 5; tested in `epochs`).
+pub const RISE_WINDOWS: [(usize, f64); 4] = [(500, 0.15), (200, 0.3), (100, 0.5), (50, 0.9)];
 
 /// EETL's gain-scheduled PID on z (§5.1.2, §5.1.4).
 #[derive(Debug, Clone)]
@@ -250,21 +254,22 @@ impl EetlController {
         self.z
     }
 
-    /// A new load estimate, between epochs. When it is in a busier load interval than
-    /// the last epoch's estimate, and at least [`FEEDFORWARD_MARGIN`] above that
-    /// interval's lower bound, z drops to the interval's `z_steady` if it is above it (a
-    /// feedforward of the scheduled operating point; docs/as2f.md). It fires at most
+    /// A new load estimate, between epochs, from a window that needs `margin` (one of
+    /// [`RISE_WINDOWS`]). When it is in a busier load interval than the last epoch's
+    /// estimate (or the last rise's), and at least `margin` above that interval's lower
+    /// bound, z drops to the interval's `z_steady` if it is above it (a feedforward of
+    /// the scheduled operating point; docs/as2f.md). It fires into an interval at most
     /// once until an epoch's estimate re-arms it. The first estimate of a run, before
-    /// any epoch, places z the same way in whichever interval it falls. Returns the new
-    /// z when it changed.
-    pub fn on_load(&mut self, plan: &EetlPlan, rps: f64) -> Option<f64> {
+    /// any epoch, places z the same way in whichever interval it falls, whatever the
+    /// margin. Returns the new z when it changed.
+    pub fn on_load(&mut self, plan: &EetlPlan, rps: f64, margin: f64) -> Option<f64> {
         let i = plan.interval_of(rps);
         if let Some(armed) = self.interval {
             if i <= armed {
                 return None;
             }
             let lower = plan.gains[i - 1].rps_below.unwrap_or(0.0);
-            if rps < lower * (1.0 + FEEDFORWARD_MARGIN) {
+            if rps < lower * (1.0 + margin) {
                 return None;
             }
         }
@@ -419,22 +424,27 @@ mod tests {
         assert_eq!(c.z(), 0.0);
     }
 
+    /// The longest window's margin.
+    const M: f64 = RISE_WINDOWS[0].1;
+
     #[test]
     fn a_rise_into_a_busier_interval_drops_z_to_its_steady_state() {
         let p = plan();
         let mut c = EetlController::new(&p, 1.0);
         c.update(&p, 100.0, 10.0);
-        // Just past the 20 rps bound is not enough; 15% past it is.
-        assert_eq!(c.on_load(&p, 21.0), None);
-        assert_eq!(c.on_load(&p, 30.0), Some(0.4));
+        // Just past the 20 rps bound is not enough; 15% past it is, but not for a short
+        // window, which needs 90%.
+        assert_eq!(c.on_load(&p, 21.0, M), None);
+        assert_eq!(c.on_load(&p, 30.0, RISE_WINDOWS[3].1), None);
+        assert_eq!(c.on_load(&p, 30.0, M), Some(0.4));
         // Falling back does not raise it; the integral does that.
-        assert_eq!(c.on_load(&p, 10.0), None);
+        assert_eq!(c.on_load(&p, 10.0, M), None);
         assert_eq!(c.z(), 0.4);
         // It fires once until an epoch re-arms it.
         c.z = 0.9;
-        assert_eq!(c.on_load(&p, 30.0), None);
+        assert_eq!(c.on_load(&p, 30.0, M), None);
         c.update(&p, 100.0, 10.0);
-        assert_eq!(c.on_load(&p, 30.0), Some(0.4));
+        assert_eq!(c.on_load(&p, 30.0, M), Some(0.4));
     }
 
     #[test]
@@ -443,14 +453,14 @@ mod tests {
         p.gains[0].z_steady = 0.7;
         // Low load: interval 0's operating point, then nothing until an epoch.
         let mut c = EetlController::new(&p, 1.0);
-        assert_eq!(c.on_load(&p, 10.0), Some(0.7));
-        assert_eq!(c.on_load(&p, 10.0), None);
+        assert_eq!(c.on_load(&p, 10.0, M), Some(0.7));
+        assert_eq!(c.on_load(&p, 10.0, M), None);
         // Busy from the start: the busier interval's, even on its bound.
         let mut c = EetlController::new(&p, 1.0);
-        assert_eq!(c.on_load(&p, 20.5), Some(0.4));
+        assert_eq!(c.on_load(&p, 20.5, M), Some(0.4));
         // Never raised: a start below the operating point stays.
         let mut c = EetlController::new(&p, 0.2);
-        assert_eq!(c.on_load(&p, 10.0), None);
+        assert_eq!(c.on_load(&p, 10.0, M), None);
         assert_eq!(c.z(), 0.2);
     }
 

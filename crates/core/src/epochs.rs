@@ -9,13 +9,13 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::control::{EetlController, EetlPlan, Reactive};
+use crate::control::{EetlController, EetlPlan, Reactive, RISE_WINDOWS};
 use crate::hetero::CoreSet;
 use crate::s2f::HeteroPolicy;
 use crate::summary::{exact_quantile, EpochStats};
 
-/// Arrivals the load estimator averages over.
-pub const LOAD_WINDOW: usize = 500;
+/// Arrivals the load estimator's longest window averages over (its first estimate's).
+pub const LOAD_WINDOW: usize = RISE_WINDOWS[0].0;
 
 enum Kind {
     Fixed,
@@ -118,14 +118,22 @@ impl ThresholdControl {
         if self.recent.len() > LOAD_WINDOW {
             self.recent.pop_front();
         }
-        let (Some(&first), Some(&last)) = (self.recent.front(), self.recent.back()) else {
-            return false;
-        };
-        if self.recent.len() < LOAD_WINDOW || last <= first {
+        let have = self.recent.len();
+        if have < LOAD_WINDOW {
             return false;
         }
-        let rps = (self.recent.len() - 1) as f64 * 1000.0 / (last - first);
-        match c.on_load(plan, rps) {
+        // Every window's estimate, longest first (the first estimate of a run is the
+        // longest window's); any of them may trigger a rise.
+        let last = self.recent[have - 1];
+        let mut changed = None;
+        for (n, margin) in RISE_WINDOWS {
+            let first = self.recent[have - n];
+            if last > first {
+                let rps = (n - 1) as f64 * 1000.0 / (last - first);
+                changed = c.on_load(plan, rps, margin).or(changed);
+            }
+        }
+        match changed {
             Some(z) => {
                 self.thresholds = plan.thresholds_ms.iter().map(|t| t * z).collect();
                 true
@@ -182,6 +190,97 @@ impl ThresholdControl {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::control::{GainSet, EETL_PLAN_KIND};
+    use rand_distr::{Distribution, Exp};
+
+    /// Three load intervals (below 75, 75-125, above), steady z 0.7, 0.3 and 0, and an
+    /// integral gain that brings z back to 1 within two epochs of a tail half the setpoint.
+    fn three_intervals() -> (HeteroPolicy, CoreSet) {
+        let gain = |rps_below, rps_tuned, z_steady| GainSet {
+            rps_below,
+            rps_tuned,
+            kp: 0.0,
+            ki: 1.0,
+            kd: 0.0,
+            model_a: 0.0,
+            model_b: 1.0,
+            z_steady,
+        };
+        let plan = EetlPlan {
+            kind: EETL_PLAN_KIND.into(),
+            target_ms: 25.0,
+            setpoint_ms: 25.0,
+            cores: "1@1,1@2".into(),
+            thresholds_ms: vec![20.0],
+            z_max: 1.0,
+            window: 2000,
+            gains: vec![
+                gain(Some(75.0), 50.0, 0.7),
+                gain(Some(125.0), 100.0, 0.3),
+                gain(None, 150.0, 0.0),
+            ],
+        };
+        (
+            HeteroPolicy::Eetl(Arc::new(plan)),
+            CoreSet::parse("1@1,1@2").unwrap(),
+        )
+    }
+
+    /// Feeds Poisson arrivals at each (rps, count) in turn, each completing at once with
+    /// a tail half the setpoint; returns the arrival indices at which the thresholds moved
+    /// between epochs, and the thresholds after each arrival.
+    fn drive(phases: &[(f64, usize)], seed: u64) -> (Vec<usize>, Vec<f64>) {
+        let (policy, cores) = three_intervals();
+        let mut c = ThresholdControl::new(&policy, &cores, None)
+            .unwrap()
+            .unwrap();
+        let mut rng = crate::seeded_rng(seed);
+        let (mut now, mut fired, mut trace) = (0.0, Vec::new(), Vec::new());
+        for &(rps, count) in phases {
+            let gap = Exp::new(rps / 1000.0).unwrap();
+            for _ in 0..count {
+                now += gap.sample(&mut rng);
+                if c.on_arrival(now) {
+                    fired.push(trace.len());
+                }
+                c.on_completion(now, 12.5);
+                trace.push(c.thresholds()[0]);
+            }
+        }
+        (fired, trace)
+    }
+
+    #[test]
+    fn a_load_rise_is_fed_forward_within_a_short_window() {
+        // 50 rps, then 150: the shorter windows see the rise into the middle interval
+        // (z 0.3) within 150 arrivals, where the 500-arrival window alone took about 310;
+        // the busiest interval (z 0) comes within 500.
+        for seed in 1..=20 {
+            let (_, trace) = drive(&[(50.0, 5000), (150.0, 1000)], seed);
+            let after = &trace[5000..];
+            let middle = after.iter().position(|&t| t <= 0.3 * 20.0 + 1e-9).unwrap();
+            let busiest = after.iter().position(|&t| t == 0.0).unwrap();
+            assert!(middle < 150, "seed {seed}: z 0.3 after {middle} arrivals");
+            assert!(busiest < 500, "seed {seed}: z 0 after {busiest} arrivals");
+        }
+    }
+
+    #[test]
+    fn a_load_on_an_interval_bound_seldom_fires_the_feedforward() {
+        // 75 rps sits on the first bound: each epoch's estimate falls either side of it,
+        // and a window's scatter above it must not fire too often. Far from any bound
+        // (50 rps) it never fires after the run's start.
+        let epochs = 200;
+        let (fired, _) = drive(&[(75.0, 2000 * epochs)], 7);
+        let late: Vec<_> = fired.iter().filter(|&&i| i >= 2000).collect();
+        assert!(
+            late.len() <= epochs / 10,
+            "{} of {epochs} epochs fired",
+            late.len()
+        );
+        let (fired, _) = drive(&[(50.0, 2000 * epochs)], 7);
+        assert!(fired.iter().all(|&i| i < 2000), "{fired:?}");
+    }
 
     #[test]
     fn fixed_thresholds_never_move_and_open_loop_steps_each_epoch() {

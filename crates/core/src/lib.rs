@@ -27,7 +27,7 @@ pub use arrivals::{parse_trace, read_trace, ArrivalError, ArrivalStream, Arrival
 pub use baselines::{oblivious_moves, rc_moves, RcRequest};
 pub use control::{
     identify_schedule, EetlController, EetlPlan, GainSet, Reactive, EETL_PLAN_KIND,
-    FEEDFORWARD_MARGIN, IDENTIFY_LEVELS,
+    IDENTIFY_LEVELS, RISE_WINDOWS,
 };
 pub use demand::{lognormal_params, Demand, DemandModel, RequestDemand};
 pub use distribution::{Bin, BinnedDistribution, PROBABILITY_TOLERANCE};
