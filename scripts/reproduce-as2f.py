@@ -8,6 +8,7 @@ Usage:
   python3 scripts/reproduce-as2f.py heat  [--requests N] [--out DIR]  # Fig. 5.12
   python3 scripts/reproduce-as2f.py live-step [--workload asian|search] [--target MS] [--seed N]
                                               [--policies eetl,rtl,ee] [--plan sim|live]
+                                              [--margin M] [--compare rtl,ee]
                                                                       # live load step, 2 cores
   python3 scripts/reproduce-as2f.py live-sweep [--workload asian|search] [--target MS] [--seed N]
                                                                       # Figs. 5.6/5.7 live
@@ -272,7 +273,7 @@ def live_step_mode(args):
     same requests (Asian: about 10 minutes each; search: about 3)."""
     wl = LIVE[args.workload]
     out, target = args.out, args.target or wl["target"]
-    _, table, profile = live_setup(out, target, args.workload, args.plan)
+    _, table, profile = live_setup(out, target, args.workload, args.plan, args.margin)
     # `eetl-sim` runs EETL with the simulator-identified plan next to the live one.
     tables = {"eetl": table,
               "eetl-sim": os.path.join(out, f"{wl['prefix']}eetl-{target:g}.json")}
@@ -289,11 +290,29 @@ def live_step_mode(args):
                       "--requests", "16000", "--seed", str(args.seed), "--target-ms",
                       str(target), "--table", tables.get(pol, table), "--records", records])
         plan = "-live" if pol == "eetl" and args.plan == "live" else ""
-        tag = f"{wl['prefix']}step-{pol}{plan}-{target:g}-s{args.seed}.json"
-        open(os.path.join(out, tag), "w").write(summary)
-        runs[pol] = (json.loads(summary.strip().splitlines()[-1]), windows(records, 1000))
+        plan += margin_tag(args.margin) if pol.startswith("eetl") else ""
+        tag = f"{wl['prefix']}step-{pol}{plan}-{target:g}-s{args.seed}"
+        open(os.path.join(out, tag + ".json"), "w").write(summary)
+        ws = windows(records, 1000)
+        # The chart's points, so that a later run can draw this one next to it.
+        json.dump(ws, open(os.path.join(out, tag + ".windows.json"), "w"))
+        runs[pol] = (json.loads(summary.strip().splitlines()[-1]), ws)
+    for pol in args.compare.split(",") if args.compare else []:
+        # An earlier run of the same step and seed, kept with its chart points.
+        tag = os.path.join(out, f"{wl['prefix']}step-{pol}-{target:g}-s{args.seed}")
+        if pol not in runs and os.path.exists(tag + ".windows.json"):
+            summary = open(tag + ".json").read().strip().splitlines()[-1]
+            runs[pol] = (json.loads(summary), [tuple(w) for w in json.load(open(tag + ".windows.json"))])
+        elif pol not in runs:
+            sys.exit(f"--compare {pol}: no earlier run at {tag}.json with its .windows.json")
     report_live_step(runs, out, target, phases, args.seed,
-                     wl["prefix"] + ("live-plan-" if args.plan == "live" else ""))
+                     wl["prefix"] + ("live-plan-" if args.plan == "live" else "")
+                     + (margin_tag(args.margin)[1:] + "-" if args.margin is not None else ""))
+
+
+def margin_tag(margin):
+    """The file-name mark of a plan made with a setpoint margin other than the default."""
+    return "" if margin is None else f"-m{margin:g}"
 
 
 # Open-loop epochs per load interval when the plant is identified live (`--plan live`),
@@ -302,7 +321,7 @@ IDENTIFY_EPOCHS = 14
 IDENTIFY_SEED = 5
 
 
-def live_setup(out, target, workload="asian", plan="sim"):
+def live_setup(out, target, workload="asian", plan="sim", margin=None):
     """The workload's profile (measured once) as simulator demand, and EETL's plan for
     1 slow + 1 fast core: (demand, plan path, profile path). With plan="live" each load
     interval's model is identified from an open-loop run on this machine at the
@@ -316,9 +335,11 @@ def live_setup(out, target, workload="asian", plan="sim"):
     # The profile is at the machine's speed, the fast core's; work is counted on the slow
     # (half-speed) core.
     demand = f"scale:2:profile:{profile}"
-    table = os.path.join(out, f"{wl['prefix']}eetl-{target:g}.json")
+    table = os.path.join(out, f"{wl['prefix']}eetl-{target:g}{margin_tag(margin)}.json")
     plan_args = [TAILOR, "plan", "eetl", "--demand", demand, "--cores", "1@1,1@2",
                  "--target-ms", str(target), "--rps", wl["plan_rps"]]
+    if margin is not None:
+        plan_args += ["--margin", str(margin)]
     sh([*plan_args, "--out", table])
     if plan == "sim":
         return demand, table, profile
@@ -337,7 +358,7 @@ def live_setup(out, target, workload="asian", plan="sim"):
                           str(2000 * (IDENTIFY_EPOCHS + 1)), "--seed", str(IDENTIFY_SEED)])
             open(path, "w").write(summary)
         runs.append(path)
-    table = os.path.join(out, f"{wl['prefix']}eetl-{target:g}-live.json")
+    table = os.path.join(out, f"{wl['prefix']}eetl-{target:g}-live{margin_tag(margin)}.json")
     # The fitted models and any warnings go to stderr: show them.
     out = subprocess.run([*plan_args, "--live-runs", ",".join(runs), "--out", table],
                          capture_output=True, text=True)
@@ -568,6 +589,11 @@ def main():
                     help="live-step, live-sweep: the workload")
     ap.add_argument("--policies", default="eetl,rtl,ee",
                     help="live-step: policies run through the step, comma-separated")
+    ap.add_argument("--compare", default="",
+                    help="live-step: policies whose earlier run of this step and seed "
+                         "(kept with its chart points) is drawn and tabled too")
+    ap.add_argument("--margin", type=float,
+                    help="live: EETL's setpoint margin (tailor plan eetl --margin; default 0.03)")
     args = ap.parse_args()
     if args.mode.startswith("live") and args.out == "docs/as2f-runs":
         args.out = "docs/as2f-live"
