@@ -14,7 +14,7 @@ use crate::hetero::CoreSet;
 use crate::s2f::HeteroPolicy;
 use crate::summary::{exact_quantile, EpochStats};
 
-/// Arrivals the load estimator's longest window averages over (its first estimate's).
+/// Arrivals the load estimator's longest window averages over.
 pub const LOAD_WINDOW: usize = RISE_WINDOWS[0].0;
 
 enum Kind {
@@ -119,14 +119,14 @@ impl ThresholdControl {
             self.recent.pop_front();
         }
         let have = self.recent.len();
-        if have < LOAD_WINDOW {
-            return false;
-        }
-        // Every window's estimate, longest first (the first estimate of a run is the
-        // longest window's); any of them may trigger a rise.
+        // Every full window's estimate, longest first; any of them may trigger a rise.
+        // The first estimate of a run is the shortest window's, after its 50 arrivals.
         let last = self.recent[have - 1];
         let mut changed = None;
         for (n, margin) in RISE_WINDOWS {
+            if n > have {
+                continue;
+            }
             let first = self.recent[have - n];
             if last > first {
                 let rps = (n - 1) as f64 * 1000.0 / (last - first);
@@ -248,6 +248,20 @@ mod tests {
             }
         }
         (fired, trace)
+    }
+
+    #[test]
+    fn a_run_starts_at_its_loads_operating_point_after_50_arrivals() {
+        // z = 1 (threshold 20) until the shortest window fills, then the steady z of the
+        // estimate's interval: 0.7 at 50 rps, 0 at 150.
+        let (_, trace) = drive(&[(50.0, 100)], 1);
+        assert_eq!(trace[RISE_WINDOWS[3].0 - 2], 20.0);
+        assert!(
+            (trace[RISE_WINDOWS[3].0 - 1] - 14.0).abs() < 1e-9,
+            "{trace:?}"
+        );
+        let (_, trace) = drive(&[(150.0, 100)], 1);
+        assert_eq!(trace[RISE_WINDOWS[3].0 - 1], 0.0);
     }
 
     #[test]
