@@ -8,7 +8,7 @@ Usage:
   python3 scripts/reproduce-as2f.py heat  [--requests N] [--out DIR]  # Fig. 5.12
   python3 scripts/reproduce-as2f.py live-step [--workload asian|search] [--target MS] [--seed N]
                                               [--policies eetl,rtl,ee] [--plan sim|live]
-                                              [--margin M] [--compare rtl,ee]
+                                              [--margin M] [--compare rtl,ee] [--label L]
                                                                       # live load step, 2 cores
   python3 scripts/reproduce-as2f.py live-sweep [--workload asian|search] [--target MS] [--seed N]
                                                                       # Figs. 5.6/5.7 live
@@ -291,7 +291,7 @@ def live_step_mode(args):
                       str(target), "--table", tables.get(pol, table), "--records", records])
         plan = "-live" if pol == "eetl" and args.plan == "live" else ""
         plan += margin_tag(args.margin) if pol.startswith("eetl") else ""
-        tag = f"{wl['prefix']}step-{pol}{plan}-{target:g}-s{args.seed}"
+        tag = f"{wl['prefix']}step-{pol}{plan}-{target:g}-s{args.seed}{args.label}"
         open(os.path.join(out, tag + ".json"), "w").write(summary)
         ws = windows(records, 1000)
         # The chart's points, so that a later run can draw this one next to it.
@@ -307,7 +307,8 @@ def live_step_mode(args):
             sys.exit(f"--compare {pol}: no earlier run at {tag}.json with its .windows.json")
     report_live_step(runs, out, target, phases, args.seed,
                      wl["prefix"] + ("live-plan-" if args.plan == "live" else "")
-                     + (margin_tag(args.margin)[1:] + "-" if args.margin is not None else ""))
+                     + (margin_tag(args.margin)[1:] + "-" if args.margin is not None else ""),
+                     args.label)
 
 
 def margin_tag(margin):
@@ -476,8 +477,8 @@ def svg_live_step(path, runs, target, phases):
     open(path, "w").write("\n".join(out))
 
 
-def report_live_step(runs, out, target, phases, seed, prefix=""):
-    path = os.path.join(out, f"{prefix}live-load-step-{target:g}-s{seed}.svg")
+def report_live_step(runs, out, target, phases, seed, prefix="", label=""):
+    path = os.path.join(out, f"{prefix}live-load-step-{target:g}-s{seed}{label}.svg")
     svg_live_step(path, runs, target, phases)
     print(f"wrote {path}")
     pols = list(runs)
@@ -592,6 +593,9 @@ def main():
     ap.add_argument("--compare", default="",
                     help="live-step: policies whose earlier run of this step and seed "
                          "(kept with its chart points) is drawn and tabled too")
+    ap.add_argument("--label", default="",
+                    help="live-step: appended to the names of this run's files, so that a "
+                         "repeat keeps the earlier ones")
     ap.add_argument("--margin", type=float,
                     help="live: EETL's setpoint margin (tailor plan eetl --margin; default 0.03)")
     args = ap.parse_args()
