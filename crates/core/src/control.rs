@@ -222,9 +222,8 @@ pub fn identify_schedule(seed: u64, epochs: usize) -> Vec<f64> {
 /// load interval's lower bound that window's estimate must be to trigger the feedforward
 /// into the interval). The shortest window's first estimate, after 50 arrivals, is the
 /// run's first. A shorter window sees a rise sooner but scatters more, so it needs a
-/// wider margin; each margin
-/// makes a Poisson load sitting exactly on a bound fire falsely in about 1-3% of
-/// 2000-arrival epochs (docs/as2f.md, section 5; tested in `epochs`).
+/// wider margin; each margin makes a Poisson load sitting exactly on a bound fire falsely
+/// in about 1-3% of 2000-arrival epochs (docs/as2f.md, section 5; tested in `epochs`).
 pub const RISE_WINDOWS: [(usize, f64); 4] = [(500, 0.15), (200, 0.3), (100, 0.5), (50, 0.9)];
 
 /// EETL's gain-scheduled PID on z (§5.1.2, §5.1.4).
