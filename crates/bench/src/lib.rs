@@ -1,10 +1,12 @@
 //! tailor's load harness: open-loop live runs of the runtime, and request profiling.
 
+mod host;
 mod live;
 mod os;
 mod profile;
 mod source;
 
+pub use host::{HostMeter, HostTrace, HICCUP_MS};
 pub use live::{
     release_at, run_live, HeteroLive, LiveConfig, LiveError, LiveOutput, OPEN_LOOP_PREFIX,
 };

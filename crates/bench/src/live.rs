@@ -25,6 +25,7 @@ use tailor_runtime::{
 };
 use tailor_sim::RequestRecord;
 
+use crate::host::HostMeter;
 use crate::os::{self, GeneratorPriority};
 use crate::source::RequestSource;
 
@@ -368,6 +369,7 @@ pub fn run_live<S: RequestSource>(
 
     let cpu_before = os::process_cpu_seconds();
     let t0 = Instant::now() + Duration::from_millis(20);
+    let meter = HostMeter::start(t0).map_err(|e| StartError::Thread(e.to_string()))?;
     // The generator hands each request, at its intended time, to a submitter thread
     // that enters it into the runtime: the generator never waits on the runtime's locks,
     // and whatever the hand-off costs still counts in the latency, which runs from the
@@ -415,6 +417,7 @@ pub fn run_live<S: RequestSource>(
         std::thread::sleep(Duration::from_millis(1));
     }
     let end = Instant::now();
+    let host = meter.stop();
     let cpu = os::process_cpu_seconds() - cpu_before;
     let rejected = handles.iter().filter(|h| h.is_none()).count();
     let mut records = Vec::with_capacity(count);
@@ -461,6 +464,7 @@ pub fn run_live<S: RequestSource>(
         .duration_since(t0)
         .as_secs_f64()
         .max(1e-9);
+    let wall_ms = wall * 1000.0;
     let measured = pairs.len().max(1) as f64;
     let degrees = degree_stats(&mut pairs, false);
     let summary = RunSummary {
@@ -515,9 +519,20 @@ pub fn run_live<S: RequestSource>(
             .map(|r| r.migrations as f64 / (r.metrics.completed + r.metrics.failed).max(1) as f64),
         epochs: s2f.map(|r| r.epochs).unwrap_or_default(),
         phases: match &cfg.arrivals {
-            Arrivals::Phases(phases) => phase_stats(phases, &latencies),
+            Arrivals::Phases(phases) => {
+                let mut stats = phase_stats(phases, &latencies);
+                let mut first = 0;
+                for (stat, phase) in stats.iter_mut().zip(phases) {
+                    let from = arrivals.get(first).copied().unwrap_or(wall_ms);
+                    first += phase.count;
+                    let to = arrivals.get(first).copied().unwrap_or(wall_ms);
+                    stat.host = Some(host.stats(from, to));
+                }
+                stats
+            }
             _ => Vec::new(),
         },
+        host: Some(host.stats(f64::NEG_INFINITY, f64::INFINITY)),
     };
     Ok(LiveOutput {
         summary,

@@ -100,6 +100,29 @@ pub(crate) fn write_output(
     Ok(())
 }
 
+/// Tells on stderr what the machine did to a live run apart from the policy (steal time
+/// and the hiccup meter, crates/bench/src/host.rs), and warns when a stall was long
+/// enough to reach the tail.
+pub(crate) fn report_host(host: Option<&tailor_core::HostStats>) {
+    let Some(h) = host else { return };
+    let steal = h
+        .steal_ms
+        .map_or("not reported".to_string(), |s| format!("{s:.0} ms"));
+    eprintln!(
+        "tailor: host: steal {steal}, longest hiccup {:.1} ms, {:.0} ms lost in hiccups over {} ms",
+        h.max_hiccup_ms,
+        h.hiccup_ms,
+        tailor_bench::HICCUP_MS
+    );
+    if h.max_hiccup_ms >= 10.0 {
+        eprintln!(
+            "tailor: warning: the machine stalled a real-time thread for {:.0} ms; \
+             latencies in that stretch include the stall",
+            h.max_hiccup_ms
+        );
+    }
+}
+
 /// Whether progress lines should redraw in place (stderr is a terminal).
 pub(crate) fn interactive() -> bool {
     io::stderr().is_terminal()

@@ -228,6 +228,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
         exact_quantile(&out.release_error_us, 0.5),
         exact_quantile(&out.release_error_us, 0.99)
     );
+    crate::report_host(out.summary.host.as_ref());
     if let Some(path) = &args.records {
         write_output(Some(path.as_path()), |w| write_records(&out.records, w))?;
     }

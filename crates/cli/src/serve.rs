@@ -261,6 +261,7 @@ pub(crate) fn load(args: LoadArgs) -> anyhow::Result<()> {
         summary.timeouts,
         100.0 * summary.client_cpu_utilization
     );
+    crate::report_host(summary.run.host.as_ref());
     write_output(None, |w| {
         serde_json::to_writer(&mut *w, &summary)?;
         writeln!(w)

@@ -45,7 +45,7 @@ pub use shapes::Shape;
 pub use speedup::{Speedup, SpeedupSpec};
 pub use steal::{StealAdmission, StealPolicy, STEAL_POLICY_NAMES};
 pub use summary::{
-    degree_stats, exact_quantile, phase_stats, DegreeStats, EnergySummary, EpochStats,
+    degree_stats, exact_quantile, phase_stats, DegreeStats, EnergySummary, EpochStats, HostStats,
     LatencyRecorder, LatencyStats, PhaseStats, RunSummary,
 };
 pub use table::{

@@ -176,6 +176,9 @@ pub struct RunSummary {
     /// Controlled runs (EETL, Reactive): each control epoch's measurement and output.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub epochs: Vec<EpochStats>,
+    /// Live runs: steal time and hiccups over the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostStats>,
 }
 
 /// Energy of a run on heterogeneous cores, in the dissertation's model (ch. 5, §5.2.5;
@@ -193,6 +196,19 @@ pub struct EnergySummary {
     pub dynamic_per_request: f64,
     /// Of all busy core time, the share on each core type, slowest first.
     pub busy_share: Vec<f64>,
+}
+
+/// Live runs: what the machine did over a span of the run apart from the policy, from
+/// the harness's hiccup meter (crates/bench/src/host.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct HostStats {
+    /// CPU time, summed over all CPUs, that the hypervisor ran others while this
+    /// machine's CPUs had work (`steal` in /proc/stat), ms; `None` where not reported.
+    pub steal_ms: Option<f64>,
+    /// The longest hiccup: how much later than asked the real-time meter woke, ms.
+    pub max_hiccup_ms: f64,
+    /// Time lost in hiccups over the meter's hiccup threshold (2 ms), summed, ms.
+    pub hiccup_ms: f64,
 }
 
 /// One control epoch of a controlled run.
@@ -222,6 +238,10 @@ pub struct PhaseStats {
     pub p99_ms: f64,
     /// The same over the phase's last 100 requests (or all, if fewer).
     pub p99_last_100_ms: f64,
+    /// Live runs: steal time and hiccups from the phase's first arrival to the next
+    /// phase's (the last phase: to the run's end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostStats>,
 }
 
 /// Mean degrees over a run's requests: all of them, and the shortest and longest 5% by
@@ -290,6 +310,7 @@ pub fn phase_stats(phases: &[Phase], latencies: &[f64]) -> Vec<PhaseStats> {
                 },
                 p99_ms: exact_quantile(phase, 0.99),
                 p99_last_100_ms: exact_quantile(last, 0.99),
+                host: None,
             }
         })
         .collect()

@@ -250,6 +250,9 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
     let before = scrape(&client, &base).await;
     let client_cpu_before = tailor_bench::process_cpu_seconds();
     let t0 = Instant::now() + Duration::from_millis(20);
+    // The client's own stalls and steal: an HTTP server on the same machine shares them.
+    let meter = tailor_bench::HostMeter::start(t0)
+        .map_err(|e| LoadError::BadConfig(format!("cannot start the hiccup meter: {e}")))?;
     let (to_sender, mut released) = mpsc::unbounded_channel::<(usize, Instant)>();
     let generator = {
         let arrivals = arrivals.clone();
@@ -314,6 +317,7 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
             Outcome::Failed => failed += 1,
         }
     }
+    let host = meter.stop();
     let wall = last.saturating_duration_since(t0).as_secs_f64().max(1e-9);
     let client_cpu = tailor_bench::process_cpu_seconds() - client_cpu_before;
     let after = scrape(&client, &base).await;
@@ -362,6 +366,7 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
         energy: None,
         migrations_per_request: None,
         epochs: Vec::new(),
+        host: Some(host.stats(f64::NEG_INFINITY, f64::INFINITY)),
         phases: Vec::new(),
     };
     Ok(LoadSummary {

@@ -124,6 +124,7 @@ pub(crate) fn summarize(cfg: &SimConfig, m: &mut Measurements) -> RunSummary {
         energy: None,
         migrations_per_request: None,
         epochs: Vec::new(),
+        host: None,
         phases: match &cfg.arrivals {
             Arrivals::Phases(phases) => phase_stats(phases, &m.latencies),
             _ => Vec::new(),
