@@ -10,6 +10,9 @@ Usage:
                                               [--policies eetl,rtl,ee] [--plan sim|live]
                                               [--margin M] [--compare rtl,ee] [--label L]
                                                                       # live load step, 2 cores
+  python3 scripts/reproduce-as2f.py live-aba [--workload asian|search] [--seeds 5,6,7]
+                                             [--plan sim|live] [--label L]
+                                                  # RTL, EETL, RTL again: EETL against noise
   python3 scripts/reproduce-as2f.py live-sweep [--workload asian|search] [--target MS] [--seed N]
                                                                       # Figs. 5.6/5.7 live
 
@@ -279,24 +282,9 @@ def live_step_mode(args):
               "eetl-sim": os.path.join(out, f"{wl['prefix']}eetl-{target:g}.json")}
     phases = wl["phases"]
     extra = ["--search-profile", profile] if args.workload == "search" else []
-    tmp = tempfile.mkdtemp(prefix="tailor-live-step-")
     runs = {}
     for pol in args.policies.split(","):
-        name = f"eetl:{target:g}" if pol.startswith("eetl") else pol
-        records = os.path.join(tmp, f"{pol}.csv")
-        print(f"running {name} through the step", file=sys.stderr)
-        summary = sh([TAILOR, "run", *wl["workload"], *extra, "--policy", name,
-                      "--cores", "1@1,1@2", "--arrivals", f"phases:{phases}", "--rps", "20",
-                      "--requests", "16000", "--seed", str(args.seed), "--target-ms",
-                      str(target), "--table", tables.get(pol, table), "--records", records])
-        plan = "-live" if pol == "eetl" and args.plan == "live" else ""
-        plan += margin_tag(args.margin) if pol.startswith("eetl") else ""
-        tag = f"{wl['prefix']}step-{pol}{plan}-{target:g}-s{args.seed}{args.label}"
-        open(os.path.join(out, tag + ".json"), "w").write(summary)
-        ws = windows(records, 1000)
-        # The chart's points, so that a later run can draw this one next to it.
-        json.dump(ws, open(os.path.join(out, tag + ".windows.json"), "w"))
-        runs[pol] = (json.loads(summary.strip().splitlines()[-1]), ws)
+        runs[pol] = run_live_step(args, wl, pol, tables.get(pol, table), extra, args.label)
     for pol in args.compare.split(",") if args.compare else []:
         # An earlier run of the same step and seed, kept with its chart points.
         tag = os.path.join(out, f"{wl['prefix']}step-{pol}-{target:g}-s{args.seed}")
@@ -309,6 +297,89 @@ def live_step_mode(args):
                      wl["prefix"] + ("live-plan-" if args.plan == "live" else "")
                      + (margin_tag(args.margin)[1:] + "-" if args.margin is not None else ""),
                      args.label)
+
+
+def run_live_step(args, wl, pol, table, extra, label):
+    """Runs policy `pol` through the workload's live step at `args.seed`; keeps its summary
+    and chart points under `args.out`; returns (summary, windows)."""
+    target = args.target or wl["target"]
+    name = f"eetl:{target:g}" if pol.startswith("eetl") else pol
+    records = os.path.join(tempfile.mkdtemp(prefix="tailor-live-step-"), f"{pol}.csv")
+    print(f"running {name} through the step, seed {args.seed}", file=sys.stderr)
+    summary = sh([TAILOR, "run", *wl["workload"], *extra, "--policy", name,
+                  "--cores", "1@1,1@2", "--arrivals", f"phases:{wl['phases']}", "--rps", "20",
+                  "--requests", "16000", "--seed", str(args.seed), "--target-ms",
+                  str(target), "--table", table, "--records", records])
+    plan = "-live" if pol == "eetl" and args.plan == "live" else ""
+    plan += margin_tag(args.margin) if pol.startswith("eetl") else ""
+    tag = f"{wl['prefix']}step-{pol}{plan}-{target:g}-s{args.seed}{label}"
+    open(os.path.join(args.out, tag + ".json"), "w").write(summary)
+    ws = windows(records, 1000)
+    # The chart's points, so that a later run can draw this one next to it.
+    json.dump(ws, open(os.path.join(args.out, tag + ".windows.json"), "w"))
+    return json.loads(summary.strip().splitlines()[-1]), ws
+
+
+# A phase whose run had a hiccup at least this long is marked: the machine, not the
+# policy, held every thread for that long (crates/bench/src/host.rs).
+STALL_MS = 10.0
+
+
+def live_aba_mode(args):
+    """EETL judged against the machine's own noise: for each seed, RTL, EETL and RTL
+    again, back to back through the same step. A phase counts for EETL when both RTL runs
+    meet the target there; how often the second RTL run misses where the first met is the
+    noise floor. Phases whose run had a stall of STALL_MS or more are marked."""
+    wl = LIVE[args.workload]
+    target = args.target or wl["target"]
+    _, table, profile = live_setup(args.out, target, args.workload, args.plan, args.margin)
+    extra = ["--search-profile", profile] if args.workload == "search" else []
+    totals = {"both_rtl_met": 0, "eetl_missed": 0, "eetl_missed_unstalled": 0,
+              "rtl_a_met": 0, "rtl_b_missed": 0, "eetl_met": 0, "energy": []}
+    rows = []
+    for seed in [int(x) for x in args.seeds.split(",")]:
+        args.seed = seed
+        a = run_live_step(args, wl, "rtl", table, extra, args.label + "a")
+        e = run_live_step(args, wl, "eetl", table, extra, args.label)
+        b = run_live_step(args, wl, "rtl", table, extra, args.label + "b")
+        runs = {"rtl": a, "eetl": e, "rtl-b": b}
+        report_live_step(runs, args.out, target, wl["phases"], seed,
+                         wl["prefix"] + ("live-plan-" if args.plan == "live" else "") + "aba-",
+                         args.label)
+        for i, ph in enumerate(e[0]["phases"]):
+            cell = lambda run: run[0]["phases"][i]
+            pa, pe, pb = cell(a), cell(e), cell(b)
+            stalled = [n for n, p in (("RTL", pa), ("EETL", pe), ("RTL again", pb))
+                       if (p.get("host") or {}).get("max_hiccup_ms", 0) >= STALL_MS]
+            rows.append((seed, i + 1, ph["rps"], pa, pe, pb, stalled))
+            met = lambda p: p["p99_ms"] <= target
+            if met(pa):
+                totals["rtl_a_met"] += 1
+                totals["rtl_b_missed"] += not met(pb)
+            if met(pa) and met(pb):
+                totals["both_rtl_met"] += 1
+                totals["eetl_met"] += met(pe)
+                totals["eetl_missed"] += not met(pe)
+                totals["eetl_missed_unstalled"] += not met(pe) and "EETL" not in stalled
+        totals["energy"].append(e[0]["energy"]["per_request"] /
+                                (0.5 * (a[0]["energy"]["per_request"] + b[0]["energy"]["per_request"])))
+    host = lambda p: (f"{p['p99_ms']:.1f} ({(p.get('host') or {}).get('max_hiccup_ms', 0):.0f}, "
+                      f"{(p.get('host') or {}).get('steal_ms') or 0:.0f})")
+    print(f"\nTarget {target:g} ms. Each phase's p99 ms (longest hiccup ms, steal ms); "
+          f"runs with a hiccup of {STALL_MS:g} ms or more are named.\n")
+    print("| seed | phase | rps | RTL | EETL | RTL again | stalled runs |")
+    print("|---|---|---|---|---|---|---|")
+    for seed, i, rps, pa, pe, pb, stalled in rows:
+        print(f"| {seed} | {i} | {rps:g} | {host(pa)} | {host(pe)} | {host(pb)} | "
+              f"{', '.join(stalled) or '-'} |")
+    t = totals
+    print(f"\n- RTL's second run missed {t['rtl_b_missed']} of the {t['rtl_a_met']} phases its "
+          f"first run met (the noise floor).")
+    print(f"- Both RTL runs met {t['both_rtl_met']} phases; EETL met {t['eetl_met']} of them "
+          f"and missed {t['eetl_missed']} ({t['eetl_missed_unstalled']} without a stall in "
+          f"EETL's run).")
+    print("- EETL's energy per request over the mean of the two RTL runs': " +
+          ", ".join(f"{x:.2f}" for x in t["energy"]))
 
 
 def margin_tag(margin):
@@ -420,7 +491,7 @@ def windows(records, size):
     return out
 
 
-COLORS = {"eetl": "#36c", "eetl-sim": "#96c", "rtl": "#c60", "ee": "#393"}
+COLORS = {"eetl": "#36c", "eetl-sim": "#96c", "rtl": "#c60", "rtl-b": "#e9a", "ee": "#393"}
 
 
 def svg_live_step(path, runs, target, phases):
@@ -451,7 +522,7 @@ def svg_live_step(path, runs, target, phases):
             if p > pmax:
                 out.append(f'<text x="{sx(t) - 40:.1f}" y="{pad + 30 + 14 * k}" '
                            f'fill="{color}">{p:.0f} ms</text>')
-        label = s["policy"] + (" (sim plan)" if pol == "eetl-sim" else "")
+        label = s["policy"] + {"eetl-sim": " (sim plan)", "rtl-b": " again"}.get(pol, "")
         out.append(f'<text x="{pad + 10 + 130 * k}" y="{pad + 16}" fill="{color}">'
                    f'{label}</text>')
         if pol == "eetl" and s.get("epochs"):
@@ -579,13 +650,15 @@ def heat_mode(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["two", "step", "three", "heat", "live-step", "live-sweep"])
+    ap.add_argument("mode", choices=["two", "step", "three", "heat", "live-step", "live-aba",
+                                     "live-sweep"])
     ap.add_argument("--requests", type=int, default=100000)
     ap.add_argument("--out", default="docs/as2f-runs")
     ap.add_argument("--target", type=float, help="live: the p99 target, ms (asian 130, search 25)")
     ap.add_argument("--plan", choices=["sim", "live"], default="sim",
                     help="live: identify EETL's plant on the simulator or on open-loop live runs")
     ap.add_argument("--seed", type=int, default=5, help="live: the requests' seed")
+    ap.add_argument("--seeds", default="5,6,7", help="live-aba: the seeds, comma-separated")
     ap.add_argument("--workload", choices=list(LIVE), default="asian",
                     help="live-step, live-sweep: the workload")
     ap.add_argument("--policies", default="eetl,rtl,ee",
@@ -602,7 +675,8 @@ def main():
     if args.mode.startswith("live") and args.out == "docs/as2f-runs":
         args.out = "docs/as2f-live"
     {"two": two_mode, "step": step_mode, "three": three_mode, "heat": heat_mode,
-     "live-step": live_step_mode, "live-sweep": live_sweep_mode}[args.mode](args)
+     "live-step": live_step_mode, "live-aba": live_aba_mode,
+     "live-sweep": live_sweep_mode}[args.mode](args)
 
 
 if __name__ == "__main__":
