@@ -7,7 +7,7 @@ use tailor_core::{
     identify_schedule, seeded_rng, Arrivals, CoreSet, Demand, DemandModel, EetlPlan, GainSet,
     HeteroPolicy, RunSummary, EETL_PLAN_KIND,
 };
-use tailor_plan::{identify_open_loop, pole_placement, LowLoad};
+use tailor_plan::{design_interval, identify_open_loop, ArxFit, LowLoad};
 use tailor_sim::{simulate_hetero, HeteroSimConfig, SimConfig};
 
 use crate::{interactive, write_output, PathArg};
@@ -140,7 +140,7 @@ pub(crate) fn eetl(args: EetlArgs) -> anyhow::Result<()> {
     let mut gains = Vec::new();
     for i in 0..args.intervals {
         let (from, to) = (lo + i as f64 * width, lo + (i + 1) as f64 * width);
-        let (rps, (a, b, c)) = match args.live_runs.get(i) {
+        let (rps, fit) = match args.live_runs.get(i) {
             Some(path) => {
                 let (rps, y, z) = live_epochs(path, &args, &cores, &low.thresholds)?;
                 if !(from..=to).contains(&rps) {
@@ -167,24 +167,19 @@ pub(crate) fn eetl(args: EetlArgs) -> anyhow::Result<()> {
                 (rps, identify(&args, &cores, &demand, &low.thresholds, rps)?)
             }
         };
-        // Steady state at the setpoint y* = -margin: (1 - a) y* = b z + c.
-        let z_steady = if b > 1e-6 {
-            (((1.0 - a) * -args.margin - c) / b).clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        let (kp, ki, kd) = if b > 1e-6 {
-            pole_placement(a, b, args.rho)
-        } else {
+        let ArxFit { a, b, c, b_se, .. } = fit;
+        let d = design_interval(&fit, args.margin, args.rho);
+        if d.robust {
             eprintln!(
-                "warning: at {rps:.1} rps the thresholds barely move the tail (b = {b:.3}); \
-                 using a slow integral controller (Ki 0.1)"
+                "warning: at {rps:.1} rps the thresholds' effect on the tail, b = {b:.3} \
+                 (standard error {b_se:.3}), is not clear of the epochs' noise; designing at \
+                 the safe end of b ± 2 standard errors (docs/as2f.md, section 5)"
             );
-            (0.0, 0.1, 0.0)
-        };
+        }
+        let (kp, ki, kd, z_steady) = (d.kp, d.ki, 0.0, d.z_steady);
         eprintln!(
-            "  {rps:.1} rps: model y = {a:.3} y' + {b:.3} z' + {c:.3}; Kp {kp:.3}, Ki {ki:.3}, \
-             Kd {kd}; steady z {z_steady:.2}"
+            "  {rps:.1} rps: model y = {a:.3} y' + {b:.3} (±{b_se:.3}) z' + {c:.3}; Kp {kp:.3}, \
+             Ki {ki:.3}, Kd {kd}; steady z {z_steady:.2}"
         );
         gains.push(GainSet {
             rps_below: (i + 1 < args.intervals).then(|| lo + (i + 1) as f64 * width),
@@ -212,14 +207,14 @@ pub(crate) fn eetl(args: EetlArgs) -> anyhow::Result<()> {
 
 /// Simulates `epochs` open-loop epochs at `rps` with z from the seeded identification
 /// schedule, and fits y_k = a y_{k-1} + b z_{k-1} + c to the relative p99 error of each
-/// epoch. Returns (a, b, c).
+/// epoch. Returns the fit.
 fn identify(
     args: &EetlArgs,
     cores: &CoreSet,
     demand: &DemandModel,
     t_star: &[f64],
     rps: f64,
-) -> anyhow::Result<(f64, f64, f64)> {
+) -> anyhow::Result<ArxFit> {
     let z = identify_schedule(args.seed, args.epochs + 3);
     let steps: Vec<Vec<f64>> = z
         .iter()

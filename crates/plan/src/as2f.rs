@@ -240,35 +240,81 @@ pub fn low_load_exhaustive(p: &LowLoad<'_>, step: f64) -> Result<LowLoadSolution
     Ok(best.unwrap_or_else(|| p.solution(vec![0.0; n], xq)))
 }
 
+/// A first-order ARX model y_k = a y_{k-1} + b u_{k-1} + c, and how firmly the data pin
+/// down b, the input's effect.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ArxFit {
+    /// The output's own pole.
+    pub a: f64,
+    /// The input's gain.
+    pub b: f64,
+    /// The offset.
+    pub c: f64,
+    /// The standard error of b: the residuals' standard deviation (n - 3 degrees of
+    /// freedom) times the square root of b's diagonal entry of the inverse normal
+    /// matrix; infinite with 3 or fewer points.
+    pub b_se: f64,
+    /// The mean input over the fitted points, where the model is best known.
+    pub u_mean: f64,
+}
+
+impl ArxFit {
+    /// Whether b is positive and clear of its noise: more than two standard errors
+    /// above 0 (about 95% one-sided with the few epochs an identification has, close
+    /// to it for more).
+    pub fn b_is_clear(&self) -> bool {
+        self.b > 1e-6 && self.b > 2.0 * self.b_se
+    }
+}
+
 /// A first-order ARX model per control epoch, y_k = a y_{k-1} + b u_{k-1} + c, fitted
 /// by least squares to an input sequence `u` and output sequence `y` of equal length.
-/// Returns (a, b, c), or `None` when the inputs do not vary enough to tell b apart.
-pub fn identify_first_order(u: &[f64], y: &[f64]) -> Option<(f64, f64, f64)> {
+/// Returns the fit, or `None` when the inputs do not vary enough to tell b apart.
+pub fn identify_first_order(u: &[f64], y: &[f64]) -> Option<ArxFit> {
     if u.len() != y.len() || u.len() < 4 {
         return None;
     }
     // Normal equations for [a, b, c] over k = 1..n.
+    let row = |k: usize| [y[k - 1], u[k - 1], 1.0];
     let mut m = [[0.0f64; 3]; 3];
     let mut v = [0.0f64; 3];
-    for k in 1..y.len() {
-        let row = [y[k - 1], u[k - 1], 1.0];
+    for (k, &yk) in y.iter().enumerate().skip(1) {
+        let row = row(k);
         for i in 0..3 {
             for j in 0..3 {
                 m[i][j] += row[i] * row[j];
             }
-            v[i] += row[i] * y[k];
+            v[i] += row[i] * yk;
         }
     }
     let [a, b, c] = solve3(m, v)?;
-    Some((a, b, c))
+    let rss: f64 = (1..y.len())
+        .map(|k| {
+            let r = row(k);
+            (y[k] - a * r[0] - b * r[1] - c).powi(2)
+        })
+        .sum();
+    let n = y.len() - 1;
+    let b_se = match solve3(m, [0.0, 1.0, 0.0]) {
+        Some(col) if n > 3 => (rss / (n - 3) as f64 * col[1].max(0.0)).sqrt(),
+        _ => f64::INFINITY,
+    };
+    let u_mean = u[..n].iter().sum::<f64>() / n as f64;
+    Some(ArxFit {
+        a,
+        b,
+        c,
+        b_se,
+        u_mean,
+    })
 }
 
 /// Fits [`identify_first_order`] to an open-loop experiment (§5.1.2): `y[j]` is epoch
 /// j's relative tail error, (p99 - target) / target, and `z[j]` the input in force
 /// during epoch j, which the controller would have set when epoch j - 1 closed (so
 /// `z[j]` is u_{j-1}). `z` may run past `y`. Epoch 0, from an empty system, is left
-/// out. Returns (a, b, c) with a clamped to [0, 0.9].
-pub fn identify_open_loop(y: &[f64], z: &[f64]) -> Result<(f64, f64, f64), As2fError> {
+/// out. Returns the fit with a clamped to [0, 0.9].
+pub fn identify_open_loop(y: &[f64], z: &[f64]) -> Result<ArxFit, As2fError> {
     let m = y.len().min(z.len().saturating_sub(1));
     if m < 6 {
         return Err(As2fError::Input(format!(
@@ -276,10 +322,87 @@ pub fn identify_open_loop(y: &[f64], z: &[f64]) -> Result<(f64, f64, f64), As2fE
         )));
     }
     // y'[k] = y[k + 1] ran with z[k + 1], which is u'[k - 1] in controller time.
-    let (a, b, c) = identify_first_order(&z[2..=m], &y[1..m]).ok_or_else(|| {
+    let fit = identify_first_order(&z[2..=m], &y[1..m]).ok_or_else(|| {
         As2fError::Input("the experiment's inputs did not vary; run more epochs".into())
     })?;
-    Ok((a.clamp(0.0, 0.9), b, c))
+    Ok(ArxFit {
+        a: fit.a.clamp(0.0, 0.9),
+        ..fit
+    })
+}
+
+/// One load interval's controller: PI gains and the steady-state input at the setpoint.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IntervalDesign {
+    /// Proportional gain.
+    pub kp: f64,
+    /// Integral gain.
+    pub ki: f64,
+    /// The input z at which the model puts the tail at the setpoint, in [0, 1].
+    pub z_steady: f64,
+    /// Whether the fit's b was not clear of its noise, so the design took the safe end
+    /// of b's interval (see [`design_interval`]).
+    pub robust: bool,
+}
+
+/// The controller for one load interval from its fit, with the setpoint `margin` below
+/// the target (y* = -margin) and closed-loop pole `rho` ([`pole_placement`]).
+///
+/// Where b is clear of its noise ([`ArxFit::b_is_clear`]), the point estimate: steady z
+/// solves (1 - a) y* = b z + c. Where it is not, the design takes whichever end of b's
+/// interval b ± 2 se is safe for the tail (tailor's addition; the dissertation tunes on
+/// one step response, §5.1.2):
+/// - gains from the steeper slope b + 2 se, so that a step in z moves the tail no more
+///   than the closed loop was placed for;
+/// - steady z from the model's steady tail at the mean input, y(u_mean), moved along
+///   the slope that asks for the larger cut in z: if y(u_mean) is above the setpoint,
+///   the shallower b - 2 se (z 0 when that is not positive: the data do not show that a
+///   higher threshold is safe); if below, the steeper b + 2 se.
+pub fn design_interval(fit: &ArxFit, margin: f64, rho: f64) -> IntervalDesign {
+    let ArxFit { a, b, c, .. } = *fit;
+    let y_star = -margin;
+    if fit.b_is_clear() {
+        let (kp, ki, _) = pole_placement(a, b, rho);
+        return IntervalDesign {
+            kp,
+            ki,
+            z_steady: (((1.0 - a) * y_star - c) / b).clamp(0.0, 1.0),
+            robust: false,
+        };
+    }
+    let spread = if fit.b_se.is_finite() {
+        2.0 * fit.b_se
+    } else {
+        0.0
+    };
+    let steep = b.max(0.0) + spread;
+    let shallow = b - spread;
+    // The model's steady tail at the mean input, and the cut to the setpoint along the
+    // slope that is safe for it.
+    let y_mean = (b * fit.u_mean + c) / (1.0 - a);
+    let z_steady = if y_mean > y_star {
+        if shallow > 1e-6 {
+            fit.u_mean - (y_mean - y_star) * (1.0 - a) / shallow
+        } else {
+            0.0
+        }
+    } else if steep > 1e-6 {
+        fit.u_mean + (y_star - y_mean) * (1.0 - a) / steep
+    } else {
+        1.0
+    };
+    let (kp, ki) = if steep > 1e-6 {
+        let (kp, ki, _) = pole_placement(a, steep, rho);
+        (kp, ki)
+    } else {
+        (0.0, 0.1)
+    };
+    IntervalDesign {
+        kp,
+        ki,
+        z_steady: z_steady.clamp(0.0, 1.0),
+        robust: true,
+    }
 }
 
 /// Solves a 3x3 system by Gaussian elimination with partial pivoting.
@@ -373,8 +496,9 @@ mod tests {
             let prev = if k == 1 { 0.0 } else { y[k - 1] };
             y.push(0.4 * prev + 0.3 * z[k] - 0.2);
         }
-        let (a, b, c) = identify_open_loop(&y, &z).unwrap();
-        assert!((a - 0.4).abs() < 1e-9 && (b - 0.3).abs() < 1e-9 && (c + 0.2).abs() < 1e-9);
+        let f = identify_open_loop(&y, &z).unwrap();
+        assert!((f.a - 0.4).abs() < 1e-9 && (f.b - 0.3).abs() < 1e-9 && (f.c + 0.2).abs() < 1e-9);
+        assert!(f.b_se < 1e-6 && f.b_is_clear());
         assert!(identify_open_loop(&y[..5], &z).is_err());
         assert!(identify_open_loop(&y, &[0.5; 40]).is_err());
     }
@@ -387,7 +511,7 @@ mod tests {
         for k in 1..u.len() {
             y.push(0.3 * y[k - 1] + 0.8 * u[k - 1] - 0.2);
         }
-        let (a, b, c) = identify_first_order(&u, &y).unwrap();
+        let ArxFit { a, b, c, .. } = identify_first_order(&u, &y).unwrap();
         assert!((a - 0.3).abs() < 1e-9 && (b - 0.8).abs() < 1e-9 && (c + 0.2).abs() < 1e-9);
         // The tuned loop's error decays by rho each epoch once the plant pole is gone.
         let (kp, ki, _) = pole_placement(a, b, 0.5);
@@ -404,5 +528,67 @@ mod tests {
         assert!(errors[29] < 1e-6 * errors[0].max(1e-9) + 1e-9, "{errors:?}");
         // A constant input cannot identify b.
         assert!(identify_first_order(&[1.0; 10], &[2.0; 10]).is_none());
+    }
+
+    #[test]
+    fn an_input_lost_in_the_noise_is_not_clear() {
+        // y_k = 0.2 y_{k-1} + b z_k + noise, with seeded noise of sd about 0.3: b = 0.1 is
+        // lost in it over 15 epochs, b = 1 is not.
+        use rand::RngExt;
+        let z: Vec<f64> = (0..16).map(|k| [1.0, 0.25, 0.75, 0.0][k % 4]).collect();
+        let mut clear = 0;
+        let mut lost = 0;
+        for seed in 0..40u64 {
+            let mut rng = tailor_core::seeded_rng(seed);
+            let noise: Vec<f64> = (0..16).map(|_| rng.random_range(-0.5..0.5)).collect();
+            for (b, count) in [(1.0, &mut clear), (0.1, &mut lost)] {
+                let mut y = vec![0.0];
+                for k in 1..15 {
+                    y.push(0.2 * y[k - 1] + b * z[k] + noise[k]);
+                }
+                let f = identify_open_loop(&y, &z).unwrap();
+                assert!(f.b_se.is_finite() && f.b_se > 0.0);
+                *count += usize::from(f.b_is_clear());
+            }
+        }
+        assert!(clear >= 36, "b = 1 clear on {clear} of 40 seeds");
+        assert!(lost <= 12, "b = 0.1 clear on {lost} of 40 seeds");
+    }
+
+    #[test]
+    fn an_unclear_slope_is_designed_at_its_safe_end() {
+        let fit = |b: f64, b_se: f64, c: f64| ArxFit {
+            a: 0.2,
+            b,
+            c,
+            b_se,
+            u_mean: 0.5,
+        };
+        // Clear: the point estimate.
+        let d = design_interval(&fit(0.4, 0.05, -0.3), 0.03, 0.9);
+        assert!(!d.robust);
+        assert!((d.z_steady - (0.8 * -0.03 + 0.3) / 0.4).abs() < 1e-12);
+        assert!((d.ki - pole_placement(0.2, 0.4, 0.9).1).abs() < 1e-12);
+        // Unclear, tail above the setpoint at the mean input, shallow end not positive:
+        // no evidence that any threshold is safe, so z 0; gains from b + 2 se.
+        let d = design_interval(&fit(0.15, 0.2, 0.0), 0.03, 0.9);
+        assert!(d.robust && d.z_steady == 0.0);
+        assert!((d.ki - pole_placement(0.2, 0.55, 0.9).1).abs() < 1e-12);
+        // Unclear, tail well under the setpoint: z rises from the mean input along the
+        // steep end, less far than the point estimate would take it.
+        let (b, se, c) = (0.1, 0.08, -0.1);
+        let d = design_interval(&fit(b, se, c), 0.03, 0.9);
+        let point = ((0.8 * -0.03 - c) / b).clamp(0.0, 1.0);
+        let y_mean = (b * 0.5 + c) / 0.8;
+        let steep = 0.5 + (-0.03 - y_mean) * 0.8 / (b + 2.0 * se);
+        assert!(d.robust && (d.z_steady - steep).abs() < 1e-12);
+        assert!(
+            d.z_steady > 0.5 && d.z_steady < point - 0.1,
+            "{} vs {point}",
+            d.z_steady
+        );
+        // A negative slope with no clear sign: under the setpoint, z at most 1.
+        let d = design_interval(&fit(-0.4, 0.3, -0.5), 0.03, 0.9);
+        assert!(d.robust && d.z_steady == 1.0);
     }
 }

@@ -12,8 +12,8 @@ mod tail_control;
 
 pub use adaptive::{plan_adaptive, AdaptiveParams};
 pub use as2f::{
-    identify_first_order, identify_open_loop, low_load_exhaustive, pole_placement, As2fError,
-    LowLoad, LowLoadSolution,
+    design_interval, identify_first_order, identify_open_loop, low_load_exhaustive, pole_placement,
+    ArxFit, As2fError, IntervalDesign, LowLoad, LowLoadSolution,
 };
 pub use fm::{
     binned_problem, plan_fm, plan_fm_exhaustive, tail_rank, FmParams, FmProblem, PlanError,
