@@ -370,11 +370,10 @@ pub fn design_interval(fit: &ArxFit, margin: f64, rho: f64) -> IntervalDesign {
             robust: false,
         };
     }
-    let spread = if fit.b_se.is_finite() {
-        2.0 * fit.b_se
-    } else {
-        0.0
-    };
+    // An infinite standard error (too few points) makes the steep end infinite and the
+    // shallow end negative: z stays at the mean input or goes to 0, and the gains fall
+    // back to the slow integral controller below.
+    let spread = 2.0 * fit.b_se;
     let steep = b.max(0.0) + spread;
     let shallow = b - spread;
     // The model's steady tail at the mean input, and the cut to the setpoint along the
@@ -391,7 +390,7 @@ pub fn design_interval(fit: &ArxFit, margin: f64, rho: f64) -> IntervalDesign {
     } else {
         1.0
     };
-    let (kp, ki) = if steep > 1e-6 {
+    let (kp, ki) = if steep.is_finite() && steep > 1e-6 {
         let (kp, ki, _) = pole_placement(a, steep, rho);
         (kp, ki)
     } else {
@@ -587,6 +586,11 @@ mod tests {
             "{} vs {point}",
             d.z_steady
         );
+        // Nothing known of b: no cut below the mean input, no step above it, slow gains.
+        let d = design_interval(&fit(0.3, f64::INFINITY, -0.3), 0.03, 0.9);
+        assert!(d.robust && d.z_steady == 0.5 && d.kp == 0.0 && d.ki == 0.1);
+        let d = design_interval(&fit(0.3, f64::INFINITY, 0.5), 0.03, 0.9);
+        assert!(d.robust && d.z_steady == 0.0);
         // A negative slope with no clear sign: under the setpoint, z at most 1.
         let d = design_interval(&fit(-0.4, 0.3, -0.5), 0.03, 0.9);
         assert!(d.robust && d.z_steady == 1.0);
