@@ -55,7 +55,8 @@ impl HostTrace {
                 .iter()
                 .filter(|h| inside(h.0))
                 .map(|h| h.1)
-                .sum(),
+                // Not `sum()`: an empty f64 sum is -0.0, printed as "-0.0" in summaries.
+                .fold(0.0, |total, h| total + h),
         }
     }
 }
@@ -173,6 +174,8 @@ mod tests {
         // Half-way between samples, and past the last one.
         assert_eq!(trace.stats(150.0, 1000.0).steal_ms, Some(100.0));
         assert_eq!(HostTrace::default().stats(0.0, 1.0).steal_ms, None);
+        // A span with no hiccups reports +0, not -0.
+        assert!(trace.stats(300.0, 400.0).hiccup_ms.is_sign_positive());
     }
 
     #[test]
