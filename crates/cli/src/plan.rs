@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 use tailor_core::{
     seeded_rng, AdaptiveTable, Arrivals, BinnedDistribution, Demand, DemandModel, DemandProfile,
     IntervalRow, IntervalTable, Policy, Speedup, TailControlTable,
@@ -142,6 +142,8 @@ pub(crate) struct OutputArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("target").required(true).multiple(true)
+    .args(["cores", "target_parallelism"])))]
 pub(crate) struct FmArgs {
     /// Demand profile CSV: request,t1_ms,...,tN_ms.
     #[arg(long)]
@@ -149,9 +151,14 @@ pub(crate) struct FmArgs {
     /// n: the maximum degree of parallelism per request.
     #[arg(long)]
     max_degree: usize,
-    /// target_p: the total software parallelism not to exceed.
+    /// M: the cores the requests share. The target parallelism defaults to M.
     #[arg(long)]
-    target_parallelism: f64,
+    cores: Option<usize>,
+    /// target_p: the runnable threads the table may use in all, at most (default: --cores).
+    /// Counts threads that want a core: set it above the cores only for work whose
+    /// threads block (I/O, locks), as the paper's 24 on 15 cores did (§6.1).
+    #[arg(long)]
+    target_parallelism: Option<f64>,
     /// The interval grid step in ms.
     #[arg(long)]
     step_ms: f64,
@@ -177,17 +184,20 @@ pub(crate) struct FmArgs {
     #[arg(long, value_enum, default_value_t = Method::Fast)]
     method: Method,
     /// How the parallelism model counts a request's wait v0.
-    #[arg(long, value_enum, default_value_t = Waits::Paper)]
+    #[arg(long, value_enum, default_value_t = Waits::Running)]
     wait_model: Waits,
 }
 
 /// How the FM planner's parallelism model counts waits (`tailor_plan::WaitModel`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Waits {
-    /// The paper's Eq. 2: a wait is time with zero threads and lowers the parallelism.
+    /// The paper's Eq. 2 as written: a wait is time with zero threads and lowers the
+    /// parallelism.
     Paper,
-    /// Parallelism is averaged over running time only, so waits never buy parallelism and
-    /// appear only as admit-on-exit at loads where nothing fits (docs/fm-planner.md).
+    /// Parallelism is averaged over running time only (the default): a wait never buys
+    /// parallelism, since by Little's law it saves no CPU; loads where nothing fits run
+    /// the most sequential schedule, and wait for an exit above the target
+    /// (docs/fm-planner.md).
     Running,
 }
 
@@ -221,9 +231,10 @@ pub(crate) fn run(cmd: PlanCommand) -> anyhow::Result<()> {
 
 fn fm(args: FmArgs) -> anyhow::Result<()> {
     let profile = DemandProfile::read(&args.profile)?;
+    let target_parallelism = fm_target(args.cores, args.target_parallelism)?;
     let params = FmParams {
         max_degree: args.max_degree,
-        target_parallelism: args.target_parallelism,
+        target_parallelism,
         step_ms: args.step_ms,
         max_interval_ms: args.max_interval_ms,
         percentile: args.percentile,
@@ -263,6 +274,16 @@ fn fm(args: FmArgs) -> anyhow::Result<()> {
         TableFormat::Json => table.write(w),
         TableFormat::Table => print_fm_table(&table, w),
     })
+}
+
+/// The target parallelism: `--target-parallelism`, or else `--cores`.
+fn fm_target(cores: Option<usize>, target: Option<f64>) -> anyhow::Result<f64> {
+    match (cores, target) {
+        (Some(0), _) => anyhow::bail!("--cores must be at least 1"),
+        (_, Some(p)) => Ok(p),
+        (Some(m), None) => Ok(m as f64),
+        (None, None) => anyhow::bail!("give --cores M (the target parallelism is then M) or --target-parallelism P"),
+    }
 }
 
 /// Runs one search, showing progress on a terminal.

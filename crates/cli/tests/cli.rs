@@ -72,6 +72,50 @@ fn plan_fm_reproduces_the_shipped_figure_5_table() {
 }
 
 #[test]
+fn plan_fm_keeps_the_papers_literal_reading_selectable() {
+    let out = plan_fig5(&["--wait-model", "paper"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let shipped = std::fs::read_to_string(examples().join("fig5-table-paper.json")).unwrap();
+    let got: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let want: serde_json::Value = serde_json::from_str(&shipped).unwrap();
+    assert_eq!(got, want);
+    // The literal reading waits v0 > 0 at load 8; the default never waits where a
+    // schedule fits.
+    assert!(got["rows"][7]["intervals_ms"][0].as_f64().unwrap() > 0.0);
+    let default: serde_json::Value = serde_json::from_str(&stdout(&plan_fig5(&[]))).unwrap();
+    assert_ne!(default, got);
+}
+
+#[test]
+fn plan_fm_target_parallelism_defaults_to_the_cores() {
+    let profile = examples().join("fig5-profile.csv");
+    let with_cores = |cores: &str| {
+        let mut args = vec!["plan", "fm", "--profile", profile.to_str().unwrap()];
+        args.extend(FIG5.iter().filter(|a| **a != "--target-parallelism" && **a != "6"));
+        args.extend(["--cores", cores]);
+        tailor(&args)
+    };
+    let out = with_cores("6");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), stdout(&plan_fig5(&[])));
+    let other = stdout(&with_cores("4"));
+    assert!(other.contains("\"target_parallelism\": 4"), "{other}");
+    // An explicit target wins over the cores.
+    let out = plan_fig5(&["--cores", "4"]);
+    assert_eq!(stdout(&out), stdout(&plan_fig5(&[])));
+    let out = with_cores("0");
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("--cores must be at least 1"), "{}", stderr(&out));
+    // Neither flag: the error names both.
+    let mut args = vec!["plan", "fm", "--profile", profile.to_str().unwrap()];
+    args.extend(FIG5.iter().filter(|a| **a != "--target-parallelism" && **a != "6"));
+    let out = tailor(&args);
+    assert!(!out.status.success());
+    let msg = stderr(&out);
+    assert!(msg.contains("--cores") && msg.contains("--target-parallelism"), "{msg}");
+}
+
+#[test]
 fn plan_fm_writes_out_and_prints_the_papers_table_layout() {
     let dir = scratch("fm-out");
     let file = dir.join("t.json");

@@ -55,7 +55,7 @@ impl Demand {
     pub fn parse(spec: &str) -> Result<Demand, SpecError> {
         let bad = |reason: &str| SpecError::syntax("demand", spec, reason);
         let forms = "expected exp:MEAN, const:MS, lognormal:MEAN:SD, profile:PATH, \
-                     distribution:PATH, shape:bing, shape:lucene, shape:finance or \
+                     distribution:PATH, shape:bing, shape:lucene, shape:lucene-flat, shape:finance or \
                      scale:FACTOR:DEMAND";
         let (head, rest) = spec.split_once(':').ok_or_else(|| bad(forms))?;
         let positive = |text: &str, what: &str| -> Result<f64, SpecError> {
@@ -88,7 +88,7 @@ impl Demand {
             ))?)),
             "shape" => Shape::from_name(rest)
                 .map(Demand::Shape)
-                .ok_or_else(|| bad("expected shape:bing, shape:lucene or shape:finance")),
+                .ok_or_else(|| bad("expected shape:bing, shape:lucene, shape:lucene-flat or shape:finance")),
             "scale" => {
                 let (factor, inner) = rest
                     .split_once(':')

@@ -160,8 +160,21 @@ fn check_against_oracle(requests: &[(f64, Vec<f64>)], params: &FmParams, table: 
                 assert!(close(ap, row.parallelism));
             }
             None => {
-                assert!(row.admit_on_exit, "load {} is infeasible", row.load);
                 assert!(row.parallelism > params.target_parallelism);
+                match params.wait_model {
+                    WaitModel::Paper => {
+                        assert!(row.admit_on_exit, "load {} is infeasible", row.load)
+                    }
+                    WaitModel::Running => {
+                        // The most sequential schedule; an exit is awaited only where
+                        // even sequential requests would outnumber the target.
+                        let y = params.max_interval_ms;
+                        let above = row.load as f64 > params.target_parallelism * (1.0 + 1e-9);
+                        assert_eq!(row.admit_on_exit, above, "load {}", row.load);
+                        assert!(close(row.intervals_ms[0], if above { y } else { 0.0 }));
+                        assert!(row.intervals_ms[1..].iter().all(|v| close(*v, y)));
+                    }
+                }
             }
         }
     }
@@ -357,6 +370,62 @@ fn figure_5_example() {
     // Load 16 has no feasible schedule: it copies load 15's and waits for an exit.
     assert!(row(16).admit_on_exit && row(16).parallelism > 6.0);
     assert_eq!(row(16).intervals_ms[1..], row(15).intervals_ms[1..]);
+}
+
+#[test]
+fn figure_5_under_the_running_model_waits_for_an_exit_from_load_7() {
+    // The paper's illustration has (e1, d1) from 7 requests on: above the 6 cores, even
+    // sequential requests would outnumber them. The running model reaches the same rows,
+    // and never waits v0 at a load where a schedule fits.
+    let requests = vec![(50.0, vec![1.0, 1.5, 2.0]), (150.0, vec![1.0, 1.5, 2.0])];
+    let params = FmParams {
+        max_degree: 3,
+        target_parallelism: 6.0,
+        step_ms: 50.0,
+        max_interval_ms: 150.0,
+        percentile: 0.99,
+        max_load: 10,
+        wait_model: WaitModel::Running,
+    };
+    let problem = FmProblem::new(&profile_of(&requests), params.clone()).unwrap();
+    let table = plan_fm(&problem, None).unwrap();
+    check_against_oracle(&requests, &params, &table);
+    let row = |q: usize| &table.rows[q - 1];
+    assert_eq!(row(1).intervals_ms, vec![0.0, 0.0, 0.0]);
+    assert_eq!(row(6).intervals_ms, vec![0.0, 150.0, 0.0]);
+    for q in 1..=6 {
+        assert!(!row(q).admit_on_exit && row(q).intervals_ms[0] == 0.0, "load {q}");
+    }
+    for q in 7..=10 {
+        assert!(row(q).admit_on_exit, "load {q}");
+        assert_eq!(row(q).intervals_ms, vec![150.0, 150.0, 150.0]);
+    }
+}
+
+#[test]
+fn running_model_loads_without_a_fit_up_to_the_target_run_most_sequentially() {
+    // Two long requests that speed up well: on a 100 ms grid even the most sequential
+    // schedule parallelizes them after 200 ms, so from load 3 nothing fits 3.5 threads;
+    // load 3 still runs at once, the most sequential way, and load 4 waits for an exit.
+    let requests = vec![(1000.0, vec![1.0, 1.9, 2.7]), (900.0, vec![1.0, 1.9, 2.7])];
+    let params = FmParams {
+        max_degree: 3,
+        target_parallelism: 3.5,
+        step_ms: 100.0,
+        max_interval_ms: 100.0,
+        percentile: 0.99,
+        max_load: 5,
+        wait_model: WaitModel::Running,
+    };
+    let problem = FmProblem::new(&profile_of(&requests), params.clone()).unwrap();
+    let table = plan_fm(&problem, None).unwrap();
+    check_against_oracle(&requests, &params, &table);
+    let row = |q: usize| &table.rows[q - 1];
+    assert!(row(3).parallelism > 3.5);
+    assert_eq!(row(3).intervals_ms, vec![0.0, 100.0, 100.0]);
+    assert!(!row(3).admit_on_exit);
+    assert!(row(4).admit_on_exit && row(5).admit_on_exit);
+    assert_eq!(row(4).intervals_ms, vec![100.0, 100.0, 100.0]);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -52,13 +52,13 @@ pub struct FmParams {
 pub enum WaitModel {
     /// The paper's Eq. 2: the wait v0 is time with zero threads, so a wait lowers the
     /// predicted parallelism ap_R(S, q) just as running sequentially longer does.
-    #[default]
     Paper,
     /// tailor's departure (docs/fm-planner.md): ap_R averages threads over the time a
     /// request runs, v0 excluded. A wait adds latency but never thread-time, so by
     /// Little's law it cannot lower the threads in use; under this model it never makes
     /// a schedule fit the target, and v0 appears only in admit-on-exit rows, at loads
-    /// where no schedule fits.
+    /// where no schedule fits. The default.
+    #[default]
     Running,
 }
 
@@ -409,10 +409,19 @@ pub(crate) fn offer(choices: &mut Choices, qi: usize, tail: f64, mean: f64, grid
     }
 }
 
-/// Turns the per-load choices into the table: rows whose v0 is y are admit-on-exit, and
-/// a load with no feasible schedule copies v1.. from the highest feasible load, waits
-/// for an exit (v0 = y) and is marked admit-on-exit, as Table 2 of the paper does for
-/// its highest loads. Predictions are Eq. 1-5 evaluated on the row's schedule.
+/// Turns the per-load choices into the table. Rows whose chosen v0 is y are
+/// admit-on-exit (§4.1, "Admission control"). A load with no feasible schedule gets:
+///
+/// - under [`WaitModel::Paper`], v1.. of the highest feasible load, v0 = y and
+///   admit-on-exit, as Table 2 of the paper does for its highest loads;
+/// - under [`WaitModel::Running`], the most sequential schedule of the grid,
+///   (0, y, ..., y), admitted at once while the load is at most the target parallelism
+///   (every request could still have a thread of its own), and (y, y, ..., y) with
+///   admit-on-exit above it, where even sequential requests would outnumber the target.
+///   This is tailor's reading; the paper does not say what a table holds at loads where
+///   nothing fits (docs/fm-planner.md, "Loads where nothing fits").
+///
+/// Predictions are Eq. 1-5 evaluated on the row's schedule.
 pub(crate) fn build_table(
     problem: &FmProblem,
     choices: &Choices,
@@ -423,16 +432,27 @@ pub(crate) fn build_table(
     let mut last_feasible: Option<&Choice> = None;
     for (qi, choice) in choices.iter().enumerate() {
         let load = qi + 1;
-        let grid: Vec<u32> = match (choice, last_feasible) {
+        let (grid, admit_on_exit): (Vec<u32>, bool) = match (choice, last_feasible) {
             (Some(c), _) => {
                 last_feasible = Some(c);
-                c.grid.clone()
+                let exit = y_index > 0 && c.grid[0] == y_index;
+                (c.grid.clone(), exit)
             }
-            (None, Some(c)) => {
-                let mut g = c.grid.clone();
-                g[0] = y_index;
-                g
-            }
+            (None, Some(c)) => match p.wait_model {
+                WaitModel::Paper => {
+                    let mut g = c.grid.clone();
+                    g[0] = y_index;
+                    (g, true)
+                }
+                WaitModel::Running => {
+                    let within = load as f64 <= p.target_parallelism * (1.0 + PARALLELISM_TOLERANCE);
+                    let mut g = vec![y_index; p.max_degree];
+                    if within {
+                        g[0] = 0;
+                    }
+                    (g, !within)
+                }
+            },
             (None, None) => {
                 return Err(PlanError::NothingFeasible {
                     target: p.target_parallelism,
@@ -443,7 +463,7 @@ pub(crate) fn build_table(
         let prediction = problem.evaluate(&intervals_ms, load);
         rows.push(IntervalRow {
             load,
-            admit_on_exit: (y_index > 0 && grid[0] == y_index) || choice.is_none(),
+            admit_on_exit,
             intervals_ms,
             tail_ms: prediction.tail_ms,
             mean_ms: prediction.mean_ms,
