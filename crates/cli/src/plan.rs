@@ -282,7 +282,9 @@ fn fm_target(cores: Option<usize>, target: Option<f64>) -> anyhow::Result<f64> {
         (Some(0), _) => anyhow::bail!("--cores must be at least 1"),
         (_, Some(p)) => Ok(p),
         (Some(m), None) => Ok(m as f64),
-        (None, None) => anyhow::bail!("give --cores M (the target parallelism is then M) or --target-parallelism P"),
+        (None, None) => anyhow::bail!(
+            "give --cores M (the target parallelism is then M) or --target-parallelism P"
+        ),
     }
 }
 

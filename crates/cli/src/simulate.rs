@@ -32,7 +32,7 @@ pub(crate) struct SimulateArgs {
     /// twice as fast), for the heterogeneous-core policies.
     #[arg(long)]
     cores: String,
-    /// POLICY: seq, fix:N, fix:N:gate=K, interval:D_MS:N, adaptive, rc:THRESHOLD_MS:N,
+    /// POLICY: seq, fix:N, fix:N:boost, fix:N:gate=K, interval:D_MS:N, adaptive, rc:THRESHOLD_MS:N,
     /// fm, fm:noboost; or a work-stealing one: steal-first, admit-first, random-admit,
     /// tail-control, tail-control-clairvoyant; or, on cores of several speeds, one of
     /// eetl:TARGET_MS, rtl, ee, oblivious, rc-hetero:WORK_MS, s2f:T1[:T2...],

@@ -91,7 +91,10 @@ fn plan_fm_target_parallelism_defaults_to_the_cores() {
     let profile = examples().join("fig5-profile.csv");
     let with_cores = |cores: &str| {
         let mut args = vec!["plan", "fm", "--profile", profile.to_str().unwrap()];
-        args.extend(FIG5.iter().filter(|a| **a != "--target-parallelism" && **a != "6"));
+        args.extend(
+            FIG5.iter()
+                .filter(|a| **a != "--target-parallelism" && **a != "6"),
+        );
         args.extend(["--cores", cores]);
         tailor(&args)
     };
@@ -105,14 +108,24 @@ fn plan_fm_target_parallelism_defaults_to_the_cores() {
     assert_eq!(stdout(&out), stdout(&plan_fig5(&[])));
     let out = with_cores("0");
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("--cores must be at least 1"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--cores must be at least 1"),
+        "{}",
+        stderr(&out)
+    );
     // Neither flag: the error names both.
     let mut args = vec!["plan", "fm", "--profile", profile.to_str().unwrap()];
-    args.extend(FIG5.iter().filter(|a| **a != "--target-parallelism" && **a != "6"));
+    args.extend(
+        FIG5.iter()
+            .filter(|a| **a != "--target-parallelism" && **a != "6"),
+    );
     let out = tailor(&args);
     assert!(!out.status.success());
     let msg = stderr(&out);
-    assert!(msg.contains("--cores") && msg.contains("--target-parallelism"), "{msg}");
+    assert!(
+        msg.contains("--cores") && msg.contains("--target-parallelism"),
+        "{msg}"
+    );
 }
 
 #[test]

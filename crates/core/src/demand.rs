@@ -86,9 +86,9 @@ impl Demand {
             "distribution" => Ok(Demand::Distribution(BinnedDistribution::read(Path::new(
                 rest,
             ))?)),
-            "shape" => Shape::from_name(rest)
-                .map(Demand::Shape)
-                .ok_or_else(|| bad("expected shape:bing, shape:lucene, shape:lucene-flat or shape:finance")),
+            "shape" => Shape::from_name(rest).map(Demand::Shape).ok_or_else(|| {
+                bad("expected shape:bing, shape:lucene, shape:lucene-flat or shape:finance")
+            }),
             "scale" => {
                 let (factor, inner) = rest
                     .split_once(':')

@@ -26,6 +26,13 @@ pub enum Policy {
         /// The degree.
         degree: usize,
     },
+    /// FIX-N with selective thread priority boosting (`fix:N:boost`), the comparison of
+    /// the FM paper's §6.2 ("Selective thread priority boosting", Fig. 10(c)): a request
+    /// is boosted when it starts, if the boosted threads stay fewer than the cores.
+    FixBoost {
+        /// The degree.
+        degree: usize,
+    },
     /// FIX-N with a load gate: degree N when fewer than K requests are in the system at
     /// admission, else 1 (Bing's production rule, FM paper §7.2).
     FixGate {
@@ -146,7 +153,7 @@ impl Policy {
     /// Parses the `POLICY` syntax; `fm` and `adaptive` take their table from `tables`.
     pub fn parse(spec: &str, tables: &Tables) -> Result<Policy, SpecError> {
         let bad = |reason: &str| SpecError::syntax("policy", spec, reason);
-        let forms = "expected seq, fix:N, fix:N:gate=K, interval:D_MS:N, adaptive, \
+        let forms = "expected seq, fix:N, fix:N:boost, fix:N:gate=K, interval:D_MS:N, adaptive, \
                      rc:THRESHOLD_MS:N, fm or fm:noboost";
         let degree = |text: &str| -> Result<usize, SpecError> {
             match text.parse::<usize>() {
@@ -165,6 +172,7 @@ impl Policy {
         let policy = match parts.as_slice() {
             ["seq"] => Policy::Seq,
             ["fix", n] => Policy::Fix { degree: degree(n)? },
+            ["fix", n, "boost"] => Policy::FixBoost { degree: degree(n)? },
             ["fix", n, gate] => {
                 let k = gate
                     .strip_prefix("gate=")
@@ -211,6 +219,7 @@ impl Policy {
         match self {
             Policy::Seq => "seq".into(),
             Policy::Fix { degree } => format!("fix:{degree}"),
+            Policy::FixBoost { degree } => format!("fix:{degree}:boost"),
             Policy::FixGate { degree, gate } => format!("fix:{degree}:gate={gate}"),
             Policy::Interval {
                 interval_ms,
@@ -230,9 +239,10 @@ impl Policy {
     pub fn max_degree(&self) -> usize {
         match self {
             Policy::Seq => 1,
-            Policy::Fix { degree } | Policy::FixGate { degree, .. } | Policy::Rc { degree, .. } => {
-                *degree
-            }
+            Policy::Fix { degree }
+            | Policy::FixBoost { degree }
+            | Policy::FixGate { degree, .. }
+            | Policy::Rc { degree, .. } => *degree,
             Policy::Interval { max_degree, .. } => *max_degree,
             Policy::Adaptive(table) => table.rows.iter().map(|r| r.degree).max().unwrap_or(1),
             Policy::Fm { table, .. } => table.max_degree,
@@ -269,7 +279,7 @@ impl Policy {
     pub fn start_degree(&self, load: usize, work_ms: f64) -> usize {
         match self {
             Policy::Seq => 1,
-            Policy::Fix { degree } => *degree,
+            Policy::Fix { degree } | Policy::FixBoost { degree } => *degree,
             Policy::FixGate { degree, gate } => {
                 if load < *gate {
                     *degree
@@ -339,6 +349,7 @@ impl Policy {
             Policy::Fm { table, boost: true } => {
                 degree == table.max_degree && boosted_threads + degree < cores
             }
+            Policy::FixBoost { degree: d } => degree == *d && boosted_threads + degree < cores,
             _ => false,
         }
     }
@@ -405,7 +416,14 @@ mod tests {
                 degree: 4
             }
         );
-        for p in ["seq", "fix:4", "fix:3:gate=30", "interval:20:4", "rc:225:4"] {
+        for p in [
+            "seq",
+            "fix:4",
+            "fix:3:boost",
+            "fix:3:gate=30",
+            "interval:20:4",
+            "rc:225:4",
+        ] {
             assert_eq!(Policy::parse(p, &Tables::default()).unwrap().name(), p);
         }
     }
@@ -487,6 +505,10 @@ mod tests {
             boost: false,
         };
         assert!(!noboost.boost(3, 0, 16));
+        let fix = Policy::parse("fix:3:boost", &Tables::default()).unwrap();
+        assert_eq!(fix.start_degree(40, 0.0), 3);
+        assert!(fix.boost(3, 9, 15) && !fix.boost(3, 12, 15));
+        assert!(!Policy::Fix { degree: 3 }.boost(3, 0, 15));
     }
 
     #[test]

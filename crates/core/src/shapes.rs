@@ -315,12 +315,21 @@ mod tests {
     fn lucene_speedup_grows_with_length() {
         // FM paper §2: parallelism is most effective on long requests.
         let (short, long) = short_and_long(Shape::Lucene, 4);
-        assert!(short < 2.3 && long > 3.3, "s(4): shortest 5% {short}, longest {long}");
+        assert!(
+            short < 2.3 && long > 3.3,
+            "s(4): shortest 5% {short}, longest {long}"
+        );
         let (short2, long2) = short_and_long(Shape::Lucene, 2);
-        assert!(long2 - short2 > 0.3, "s(2): shortest 5% {short2}, longest {long2}");
+        assert!(
+            long2 - short2 > 0.3,
+            "s(2): shortest 5% {short2}, longest {long2}"
+        );
         // The flat variant gives both the same curve.
         let (short, long) = short_and_long(Shape::LuceneFlat, 4);
-        assert!((short - long).abs() < 0.05, "flat s(4): {short} against {long}");
+        assert!(
+            (short - long).abs() < 0.05,
+            "flat s(4): {short} against {long}"
+        );
     }
 
     #[test]

@@ -394,7 +394,10 @@ fn figure_5_under_the_running_model_waits_for_an_exit_from_load_7() {
     assert_eq!(row(1).intervals_ms, vec![0.0, 0.0, 0.0]);
     assert_eq!(row(6).intervals_ms, vec![0.0, 150.0, 0.0]);
     for q in 1..=6 {
-        assert!(!row(q).admit_on_exit && row(q).intervals_ms[0] == 0.0, "load {q}");
+        assert!(
+            !row(q).admit_on_exit && row(q).intervals_ms[0] == 0.0,
+            "load {q}"
+        );
     }
     for q in 7..=10 {
         assert!(row(q).admit_on_exit, "load {q}");

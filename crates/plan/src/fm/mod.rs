@@ -445,7 +445,8 @@ pub(crate) fn build_table(
                     (g, true)
                 }
                 WaitModel::Running => {
-                    let within = load as f64 <= p.target_parallelism * (1.0 + PARALLELISM_TOLERANCE);
+                    let within =
+                        load as f64 <= p.target_parallelism * (1.0 + PARALLELISM_TOLERANCE);
                     let mut g = vec![y_index; p.max_degree];
                     if within {
                         g[0] = 0;
