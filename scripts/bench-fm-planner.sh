@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks `tailor plan fm` at paper scale (BENCHMARKS.md): a 10,000-request
-# shape:lucene profile, n = 4, step 5 ms, y = 500 ms, Q = 30, beta = 0.99, target 24.
+# shape:lucene profile, n = 4, step 5 ms, y = 500 ms, Q = 60, beta = 0.99, 15 cores, with
+# the planner's defaults (target parallelism 15, the running wait model).
 # Also runs the Fig. 7 exhaustive reference side by side on a coarser grid (step 25 ms),
 # and, with FULL=1, on the paper-scale grid (about an hour of 2 cores), and checks that
 # the tables are identical.
@@ -11,8 +12,8 @@ T=target/release/tailor
 dir=$(mktemp -d)
 $T profile generate --demand shape:lucene --requests 10000 --max-degree 4 --seed 1 \
   --out "$dir/lucene10k.csv"
-args=(--profile "$dir/lucene10k.csv" --max-degree 4 --target-parallelism 24
-      --max-interval-ms 500 --percentile 0.99 --max-load 30)
+args=(--profile "$dir/lucene10k.csv" --cores 15 --max-degree 4
+      --max-interval-ms 500 --percentile 0.99 --max-load 60)
 measure() { /usr/bin/time -f "  wall %e s, user %U s, max RSS %M KB" "$@"; }
 
 same() {

@@ -13,7 +13,7 @@ measure() { /usr/bin/time -f "  wall %e s, max RSS %M KB" "$@"; }
 
 $T profile generate --demand shape:lucene --requests 10000 --max-degree 4 --seed 1 \
   --out "$dir/lucene.csv"
-$T plan fm --profile "$dir/lucene.csv" --max-degree 4 --target-parallelism 24 --step-ms 5 \
+$T plan fm --profile "$dir/lucene.csv" --cores 16 --max-degree 4 --step-ms 5 \
   --max-interval-ms 500 --percentile 0.99 --max-load 60 --out "$dir/fm.json" 2>/dev/null
 echo "1. FM, 100,000 requests, 16 cores, quantum 5 ms, shape:lucene at 36 rps (60% load):"
 for _ in 1 2 3; do
