@@ -341,9 +341,20 @@ impl Policy {
         }
     }
 
-    /// Whether a request whose degree just rose to `degree` is boosted, given the threads
-    /// already boosted and the cores (FM paper §4.2: only requests reaching the maximum
-    /// degree, and only while the boosted threads stay fewer than the cores).
+    /// Whether the policy boosts some requests (FM with boosting, FIX-N with boosting).
+    pub fn boosts(&self) -> bool {
+        matches!(
+            self,
+            Policy::Fm { boost: true, .. } | Policy::FixBoost { .. }
+        )
+    }
+
+    /// Whether a request at `degree` may be boosted, given the threads already boosted and
+    /// the cores (FM paper §4.2: only requests at the maximum degree, and only while the
+    /// boosted threads stay fewer than the cores). Engines offer each free slot to the
+    /// oldest such request first (§4.1: "we boost the oldest threads' priorities, so
+    /// they complete without interference from younger requests"), at the moment a
+    /// request reaches the maximum degree and whenever a boosted request leaves.
     pub fn boost(&self, degree: usize, boosted_threads: usize, cores: usize) -> bool {
         match self {
             Policy::Fm { table, boost: true } => {

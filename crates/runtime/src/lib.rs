@@ -11,9 +11,10 @@
 //! - **Self-scheduling** (FM paper §4.2): the request's first thread re-examines the load
 //!   (one atomic counter) and its executed time every quantum, between units. No global
 //!   lock is taken per unit and no timer thread serves a request.
-//! - **Selective boosting**: a request reaching the maximum degree moves to a boost pool
-//!   of higher priority if the boosted threads stay fewer than the cores
-//!   ([`BoostMode`] says how the priority is obtained).
+//! - **Selective boosting**: a request at the maximum degree moves to a boost pool of
+//!   higher priority while the boosted threads stay fewer than the cores; a slot that
+//!   frees goes to the oldest request waiting at the maximum degree, which moves there
+//!   mid-run, between units ([`BoostMode`] says how the priority is obtained).
 //! - **Failures**: a panic in a unit fails that request alone; every submitted request
 //!   either resolves or is refused at submission; shutdown drains or cancels.
 

@@ -116,6 +116,11 @@ pub(crate) struct Shared {
     ordinary: Sender<Ticket>,
     /// The boost pool's tickets: a request to join, or `None` to exit.
     boost: Sender<Option<Arc<dyn Work>>>,
+    /// Whether the policy boosts some requests (looked up once).
+    boosts: bool,
+    /// Running requests at the maximum degree that wait for a boost slot. Boost slots are
+    /// taken and given back only under this lock.
+    boost_waiting: Mutex<Vec<Arc<dyn Work>>>,
     /// Set by a cancelling shutdown: threads skip the remaining units of every request.
     cancelling: AtomicBool,
     next_id: AtomicU64,
@@ -165,6 +170,8 @@ impl Runtime {
             admitter: Admitter::new(config.policy.clone(), workers, config.queue_bound),
             ordinary: ordinary_tx,
             boost: boost_tx,
+            boosts: config.policy.boosts(),
+            boost_waiting: Mutex::new(Vec::new()),
             cancelling: AtomicBool::new(false),
             next_id: AtomicU64::new(0),
             idle: (Mutex::new(()), Condvar::new()),
@@ -414,31 +421,75 @@ impl Shared {
         }
     }
 
-    /// Raises a request from `current` to `wanted` threads: boosted onto the boost pool if
-    /// the policy says so and the budget allows, else with ordinary helpers. Returns
-    /// whether the request moved to the boost pool (the caller then leaves it).
+    /// Raises a request from `current` to `wanted` threads. At the maximum degree of a
+    /// boosting policy it waits for a boost slot, which [`Shared::fill_boost`] gives to
+    /// the oldest waiting request; if it gets one now it moves to the boost pool.
+    /// Otherwise it gets ordinary helpers. Returns whether the request moved to the
+    /// boost pool (the caller then leaves it).
     fn raise(&self, work: &Arc<dyn Work>, current: usize, wanted: usize) -> bool {
         let core = work.core();
         core.set_degree(wanted);
-        let boosted = &self.metrics.boosted_threads;
-        let mut now = boosted.load(Ordering::Acquire);
-        while self.config.policy.boost(wanted, now, self.config.cores) {
-            match boosted.compare_exchange(now, now + wanted, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => {
-                    core.boosted.store(true, Ordering::Release);
-                    for _ in 0..wanted {
-                        let _ = self.boost.send(Some(work.clone()));
-                    }
-                    return true;
-                }
-                Err(seen) => now = seen,
+        if self.boosts && self.config.policy.boost(wanted, 0, usize::MAX) {
+            let mut waiting = self.boost_waiting.lock().unwrap_or_else(|e| e.into_inner());
+            waiting.push(work.clone());
+            self.fill_boost(&mut waiting);
+            if core.boosted.load(Ordering::Acquire) {
+                return true;
             }
         }
         // The request keeps its current threads (at least the caller) and gets helpers.
+        // If it is boosted later, they leave it between units.
         for _ in current.max(1)..wanted {
             let _ = self.ordinary.send(Ticket::Help(work.clone()));
         }
         false
+    }
+
+    /// Selective thread priority boosting (FM paper §4.1-4.2): while the boosted threads
+    /// stay fewer than the cores, the oldest waiting request (by arrival) moves to the
+    /// boost pool. Called with the waiting list locked, when a request joins it and when
+    /// a boosted request leaves.
+    fn fill_boost(&self, waiting: &mut Vec<Arc<dyn Work>>) {
+        loop {
+            let Some(i) = (0..waiting.len())
+                .min_by_key(|&i| (waiting[i].core().arrival, waiting[i].core().id))
+            else {
+                return;
+            };
+            let degree = waiting[i].core().degree.load(Ordering::Acquire);
+            let boosted = &self.metrics.boosted_threads;
+            if !self
+                .config
+                .policy
+                .boost(degree, boosted.load(Ordering::Acquire), self.config.cores)
+            {
+                return;
+            }
+            let work = waiting.swap_remove(i);
+            boosted.fetch_add(degree, Ordering::AcqRel);
+            work.core().boosted.store(true, Ordering::Release);
+            for _ in 0..degree {
+                let _ = self.boost.send(Some(work.clone()));
+            }
+        }
+    }
+
+    /// A finishing request leaves the boost waiting list, or gives its boost slots back
+    /// to the oldest waiting request. Returns whether it was boosted.
+    fn leave_boost(&self, core: &Core) -> bool {
+        if !self.boosts {
+            return false;
+        }
+        let mut waiting = self.boost_waiting.lock().unwrap_or_else(|e| e.into_inner());
+        waiting.retain(|w| w.core().id != core.id);
+        let boosted = core.boosted.load(Ordering::Acquire);
+        if boosted {
+            self.metrics
+                .boosted_threads
+                .fetch_sub(core.degree.load(Ordering::Acquire), Ordering::AcqRel);
+            self.fill_boost(&mut waiting);
+        }
+        boosted
     }
 
     /// Finishes a request: merge, resolve the handle, record, admit the next.
@@ -446,7 +497,7 @@ impl Shared {
         let core = work.core();
         let failure = core.take_failure();
         let max_degree = core.max_degree.load(Ordering::Acquire).max(1);
-        let boosted = core.boosted.load(Ordering::Acquire);
+        let boosted = self.leave_boost(core);
         let timing = work.complete(failure.clone(), &|finish| Timing {
             arrival: core.arrival,
             start: core.started_at(),
@@ -461,11 +512,6 @@ impl Shared {
             Some(RequestError::Panicked(_)) => &self.metrics.failed,
         };
         counter.fetch_add(1, Ordering::Relaxed);
-        if boosted {
-            self.metrics
-                .boosted_threads
-                .fetch_sub(core.degree.load(Ordering::Acquire), Ordering::AcqRel);
-        }
         let top = self.metrics.degrees.len();
         self.metrics.degrees[max_degree.min(top) - 1].fetch_add(1, Ordering::Relaxed);
         if core.measured {

@@ -319,6 +319,27 @@ fn boosting_keeps_boosted_threads_below_the_cores() {
     assert_eq!(rt.metrics().boosted_threads, 0);
 }
 
+#[test]
+fn a_freed_boost_slot_goes_to_a_request_already_running() {
+    // Both requests start at the maximum degree 2; on 3 cores only one can be boosted.
+    // The first takes the slot; the second, ten times longer, starts while the slot is
+    // taken and waits. When the first leaves, the second is boosted mid-run (FM paper
+    // §4.1: the oldest threads are boosted), moving to the boost pool between units.
+    let table = fm_table(vec![(vec![0.0, 0.0], false)]);
+    let rt = Runtime::start(config(3, Policy::Fm { table, boost: true })).unwrap();
+    let first = rt.submit(Spin::new(10, 1000)).unwrap();
+    let second = rt.submit(Spin::new(100, 1000)).unwrap();
+    let first = first.wait().unwrap();
+    let second = second.wait().unwrap();
+    assert!(first.timing.boosted);
+    assert!(
+        second.timing.boosted,
+        "the freed slot went to the running request"
+    );
+    assert_eq!(second.output, (0..100).collect::<Vec<_>>());
+    assert_eq!(rt.metrics().boosted_threads, 0);
+}
+
 // ---------------------------------------------------------------------------------------
 // The handle as a future
 // ---------------------------------------------------------------------------------------

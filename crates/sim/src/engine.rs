@@ -136,6 +136,8 @@ pub(crate) struct Engine<'c> {
     shares_for: (usize, usize),
     /// Whether the policy self-schedules (looked up once).
     self_schedules: bool,
+    /// Whether the policy boosts some requests (looked up once).
+    boosts: bool,
     /// The FM table row the current load maps to (self-scheduling depends on it).
     row_key: usize,
     trace: Vec<TracePoint>,
@@ -176,6 +178,7 @@ pub fn simulate(cfg: &SimConfig) -> Result<SimOutput, SimError> {
         weights: [nice_weight(0), nice_weight(cfg.boost_nice)],
         shares_for: (0, 0),
         self_schedules: cfg.policy.self_schedules(),
+        boosts: cfg.policy.boosts(),
         row_key: 0,
         trace: Vec::new(),
         measured: Measurements::new(cfg),
@@ -389,13 +392,45 @@ impl Engine<'_> {
         r.degree_since = self.now;
         r.slot = self.running.len();
         self.running.push(id);
-        let boosted = self
-            .policy
-            .boost(degree, self.classes[1].threads, self.cfg.cores);
         let work = r.work;
-        self.place(id, degree, boosted, work);
+        self.place(id, degree, false, work);
+        self.fill_boost();
         if self.self_schedules {
             self.schedule_check(id);
+        }
+    }
+
+    /// Selective thread priority boosting (FM paper §4.1-4.2): while the boosted threads
+    /// stay fewer than the cores, boost the oldest running request that has reached the
+    /// maximum degree and is not boosted yet. Engines call it whenever a request reaches
+    /// the maximum degree or a boosted one leaves, so a freed slot goes to the oldest
+    /// request waiting for one (§4.1: "we boost the oldest threads' priorities"), not
+    /// to whichever request happens to reach the maximum degree next.
+    fn fill_boost(&mut self) {
+        if !self.boosts {
+            return;
+        }
+        loop {
+            let oldest = self
+                .running
+                .iter()
+                .copied()
+                .filter(|&id| {
+                    let r = &self.reqs[id];
+                    !r.boosted && self.policy.boost(r.degree, 0, usize::MAX)
+                })
+                .min_by_key(|&id| self.reqs[id].index);
+            let Some(id) = oldest else { return };
+            let degree = self.reqs[id].degree;
+            if !self
+                .policy
+                .boost(degree, self.classes[1].threads, self.cfg.cores)
+            {
+                return;
+            }
+            let remaining = self.unplace(id);
+            self.classes[0].stale += 1;
+            self.place(id, degree, true, remaining);
         }
     }
 
@@ -440,12 +475,10 @@ impl Engine<'_> {
         if wanted > current {
             let remaining = self.unplace(id);
             // Its entry in its current class is superseded by the one `place` adds.
-            self.classes[usize::from(self.reqs[id].boosted)].stale += 1;
-            let boosted = self.reqs[id].boosted
-                || self
-                    .policy
-                    .boost(wanted, self.classes[1].threads, self.cfg.cores);
+            let boosted = self.reqs[id].boosted;
+            self.classes[usize::from(boosted)].stale += 1;
             self.place(id, wanted, boosted, remaining);
+            self.fill_boost();
         }
         self.schedule_check(id);
     }
@@ -520,6 +553,9 @@ impl Engine<'_> {
         self.load -= 1;
         self.record(id);
         self.free.push(id);
+        if self.reqs[id].boosted {
+            self.fill_boost();
+        }
         // A worker, or an exit, frees the head of the queue.
         if let Some(next) = self.queue.pop_front() {
             let after_exit = !self.policy.uses_worker_pool();

@@ -17,8 +17,11 @@
 //! - **Self-scheduling.** Policies that change degrees (FM, fixed-interval) look at the
 //!   load and the request's executed time every quantum (5 ms by default) from the
 //!   request's start, and only ever raise the degree.
-//! - **Boosting.** FM boosts a request reaching the maximum degree, if the boosted threads
-//!   stay fewer than the cores (FM paper §4.2); boosted threads run at nice -20 by default.
+//! - **Boosting.** FM (and `fix:N:boost`) boosts requests at the maximum degree while the
+//!   boosted threads stay fewer than the cores (FM paper §4.2), the oldest first: a
+//!   request reaching the maximum degree, or a boosted one leaving, offers the free
+//!   slots to the oldest unboosted request at the maximum degree (§4.1, "we boost the
+//!   oldest threads"). Boosted threads run at nice -20 by default.
 //! - **Time.** Simulated time has its own type, [`SimTime`]. Events that tie run in a
 //!   fixed order (completions, then arrivals, then other events in insertion order;
 //!   simultaneous completions by slot), and arrivals and demands come from separate

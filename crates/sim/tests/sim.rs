@@ -334,6 +334,31 @@ fn fm_boosts_selectively() {
 }
 
 #[test]
+fn a_freed_boost_slot_goes_to_the_oldest_waiting_request() {
+    // FIX-2 with boosting on 3 cores: one request (2 threads) is boosted at a time.
+    // Requests arrive at 0, 1 and 2 ms, and the fourth at 5 ms, about when the first
+    // (boosted) leaves. The slot it frees goes to the oldest waiting request, the
+    // second, not to the newcomer, and every request is boosted in turn, in arrival
+    // order (FM paper §4.1: "we boost the oldest threads' priorities"). Boosting only
+    // at the start, as tailor did before, boosted the first request alone.
+    let out = exact(
+        3,
+        Policy::FixBoost { degree: 2 },
+        10.0,
+        Speedup::Linear,
+        &[0.0, 1.0, 2.0, 5.0],
+    );
+    let r = &out.records;
+    assert!(r.iter().all(|r| r.boosted), "{r:?}");
+    // Boosted requests run on 2 of the 3 cores at nearly full speed, so they finish in
+    // arrival order, each about 5 ms of boosted time after the one before it.
+    for w in r.windows(2) {
+        assert!(w[0].finish_ms < w[1].finish_ms, "{r:?}");
+    }
+    assert!(r[0].finish_ms < 5.5, "{:?}", r[0]);
+}
+
+#[test]
 fn the_summary_describes_the_measured_requests() {
     let mut cfg = SimConfig::new(
         8,
