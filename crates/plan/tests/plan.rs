@@ -329,10 +329,17 @@ fn bins_of_identical_requests_predict_exactly() {
 // The paper's Figure 5 example
 // ---------------------------------------------------------------------------------------
 
-#[test]
-fn figure_5_example() {
-    // Short 50 ms and long 150 ms requests with equal probability, s(2) = 1.5, s(3) = 2,
-    // 6 cores, 50 ms grid.
+/// Plans `requests` exactly and checks the table against the oracle.
+fn plan_checked(requests: &[(f64, Vec<f64>)], params: &FmParams) -> IntervalTable {
+    let problem = FmProblem::new(&profile_of(requests), params.clone()).unwrap();
+    let table = plan_fm(&problem, None).unwrap();
+    check_against_oracle(requests, params, &table);
+    table
+}
+
+/// The paper's Figure 5 workload: short 50 ms and long 150 ms requests with equal
+/// probability, s(2) = 1.5, s(3) = 2, 6 cores, 50 ms grid.
+fn figure_5(max_load: usize, wait_model: WaitModel) -> IntervalTable {
     let requests = vec![(50.0, vec![1.0, 1.5, 2.0]), (150.0, vec![1.0, 1.5, 2.0])];
     let params = FmParams {
         max_degree: 3,
@@ -340,12 +347,15 @@ fn figure_5_example() {
         step_ms: 50.0,
         max_interval_ms: 150.0,
         percentile: 0.99,
-        max_load: 16,
-        wait_model: WaitModel::Paper,
+        max_load,
+        wait_model,
     };
-    let problem = FmProblem::new(&profile_of(&requests), params.clone()).unwrap();
-    let table = plan_fm(&problem, None).unwrap();
-    check_against_oracle(&requests, &params, &table);
+    plan_checked(&requests, &params)
+}
+
+#[test]
+fn figure_5_example() {
+    let table = figure_5(16, WaitModel::Paper);
     let row = |q: usize| &table.rows[q - 1];
     // Loads 1 and 2: start at degree 3 at once; the long request takes 75 ms.
     for q in [1, 2] {
@@ -377,19 +387,7 @@ fn figure_5_under_the_running_model_waits_for_an_exit_from_load_7() {
     // The paper's illustration has (e1, d1) from 7 requests on: above the 6 cores, even
     // sequential requests would outnumber them. The running model reaches the same rows,
     // and never waits v0 at a load where a schedule fits.
-    let requests = vec![(50.0, vec![1.0, 1.5, 2.0]), (150.0, vec![1.0, 1.5, 2.0])];
-    let params = FmParams {
-        max_degree: 3,
-        target_parallelism: 6.0,
-        step_ms: 50.0,
-        max_interval_ms: 150.0,
-        percentile: 0.99,
-        max_load: 10,
-        wait_model: WaitModel::Running,
-    };
-    let problem = FmProblem::new(&profile_of(&requests), params.clone()).unwrap();
-    let table = plan_fm(&problem, None).unwrap();
-    check_against_oracle(&requests, &params, &table);
+    let table = figure_5(10, WaitModel::Running);
     let row = |q: usize| &table.rows[q - 1];
     assert_eq!(row(1).intervals_ms, vec![0.0, 0.0, 0.0]);
     assert_eq!(row(6).intervals_ms, vec![0.0, 150.0, 0.0]);
@@ -420,9 +418,7 @@ fn running_model_loads_without_a_fit_up_to_the_target_run_most_sequentially() {
         max_load: 5,
         wait_model: WaitModel::Running,
     };
-    let problem = FmProblem::new(&profile_of(&requests), params.clone()).unwrap();
-    let table = plan_fm(&problem, None).unwrap();
-    check_against_oracle(&requests, &params, &table);
+    let table = plan_checked(&requests, &params);
     let row = |q: usize| &table.rows[q - 1];
     assert!(row(3).parallelism > 3.5);
     assert_eq!(row(3).intervals_ms, vec![0.0, 100.0, 100.0]);
