@@ -7,8 +7,8 @@ use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use rayon::prelude::*;
 use tailor_core::{
-    Arrivals, CoreSet, Demand, DemandModel, HeteroPolicy, RunSummary, Speedup, StealPolicy, Tables,
-    HETERO_POLICY_FORMS,
+    Arrivals, CoreSet, Demand, DemandModel, Dissolve, HeteroPolicy, RunSummary, Speedup,
+    StealPolicy, Tables, HETERO_POLICY_FORMS,
 };
 use tailor_sim::{
     simulate, simulate_hetero, simulate_steal, write_records, write_trace, HeteroSimConfig,
@@ -96,6 +96,17 @@ pub(crate) struct SimulateArgs {
     /// synthetic workload's units are 0.25 ms).
     #[arg(long, default_value_t = 0.25)]
     unit_ms: f64,
+    /// Tail-control: how a marked request's parallelism dissolves. `prompt` (the paper's
+    /// §4.1 model): every core but one leaves it at once, handing its range back;
+    /// `lazy` (TBB's): thieves stop taking from it and its cores leave as their pieces
+    /// end.
+    #[arg(long, default_value = "prompt", value_parser = parse_dissolve)]
+    dissolve: Dissolve,
+}
+
+/// Parses `--dissolve`.
+pub(crate) fn parse_dissolve(text: &str) -> Result<Dissolve, String> {
+    Dissolve::parse(text).map_err(|e| e.to_string())
 }
 
 /// Parses `--cores` for a model of identical speed-1 cores: M, or COUNT@1,...
@@ -262,6 +273,7 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
                     base: cfg.clone(),
                     policy: policy.clone(),
                     unit_ms: args.unit_ms,
+                    dissolve: args.dissolve,
                 }),
                 Family::Hetero(policy) => simulate_hetero(&HeteroSimConfig {
                     base: cfg.clone(),

@@ -43,7 +43,7 @@ pub use profile::{DemandProfile, RequestProfile};
 pub use s2f::{HeteroPolicy, HETERO_POLICY_FORMS};
 pub use shapes::Shape;
 pub use speedup::{Speedup, SpeedupSpec};
-pub use steal::{StealAdmission, StealPolicy, STEAL_POLICY_NAMES};
+pub use steal::{Dissolve, StealAdmission, StealPolicy, STEAL_POLICY_NAMES};
 pub use summary::{
     degree_stats, exact_quantile, phase_stats, DegreeStats, EnergySummary, EpochStats, HostStats,
     LatencyRecorder, LatencyStats, PhaseStats, RunSummary,

@@ -27,6 +27,45 @@ pub enum StealAdmission {
     RandomAdmit,
 }
 
+/// How a request's parallelism dissolves once tail-control marks it.
+///
+/// §4.1 of the paper models a marked request as running on one core from the moment it
+/// is caught (E7's second term l/m + w_f, and E9's m_s: the other cores serve the other
+/// requests); §4.2's implementation in TBB only stops thieves from taking more of it, so
+/// its cores leave as their own pieces of it run out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dissolve {
+    /// §4.1's model: on a mark, every core but one leaves the request at its next unit
+    /// boundary, handing its unfinished range back to the core that stays. The default.
+    #[default]
+    Prompt,
+    /// TBB's: a mark only freezes the pieces; each core leaves when its piece ends.
+    Lazy,
+}
+
+impl Dissolve {
+    /// Parses `prompt` or `lazy`.
+    pub fn parse(text: &str) -> Result<Dissolve, SpecError> {
+        match text {
+            "prompt" => Ok(Dissolve::Prompt),
+            "lazy" => Ok(Dissolve::Lazy),
+            _ => Err(SpecError::syntax(
+                "dissolve",
+                text,
+                "expected prompt or lazy",
+            )),
+        }
+    }
+
+    /// The name [`Dissolve::parse`] reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dissolve::Prompt => "prompt",
+            Dissolve::Lazy => "lazy",
+        }
+    }
+}
+
 /// A work-stealing policy by its `POLICY` name.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StealPolicy {

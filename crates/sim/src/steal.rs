@@ -1,33 +1,36 @@
-//! A fluid model of the work-stealing executor: steal-first, admit-first, random-admit and tail-control.
+//! A model of the work-stealing executor with per-core pieces: steal-first, admit-first, random-admit and tail-control.
 //!
 //! # The model (documented in docs/tail-control.md, "Simulator")
 //!
-//! - **Cores.** m identical cores; each is idle or on one request. A core is never shared.
+//! - **Cores.** m identical cores; each is idle, on a piece of one request's parallel-for,
+//!   or running one request's merge. A core is never shared.
 //! - **Requests.** A request of work W with serial fraction f (`amdahl:F`; 0 otherwise)
-//!   is a parallel-for of (1 - f) W cut into units of `unit_ms`, followed by f W on the
-//!   core that started it (the merge), as `StealRuntime::submit_job` runs a `Job`. With
-//!   k cores on it, its parallel part drains at k work-ms per ms.
-//! - **Stealing.** A core looking for work (Fig. 5a) first runs the pileup check if the
-//!   policy has one, then gets work by the admission order: *steal* joins a request
-//!   that still has more unclaimed units than cores on it, chosen as a random victim core
-//!   among the cores on such requests, skipping marked ones; *admit* starts the head of
-//!   the global FIFO (or, for random-admit, of its own queue, and failing that of a
-//!   random other core's queue).
-//! - **Leaving.** Cores never leave a request while it has units for them: when its
-//!   unclaimed units drop below its cores, one core leaves (at (p - (k - 1) u) / k from
-//!   now, p the parallel work left) and looks for work. This is the lazy dissolving of
-//!   §4.2: marking a request only stops cores from joining it.
-//! - **Processed time** is exact: the integral of the request's cores (Fig. 5's estimate
-//!   without staleness). The clairvoyant variant tests the true work at admission and at
-//!   every check.
-//! - **Scheduling points** are when a core becomes free, and arrivals (idle cores look
-//!   at once, as spinning thieves do).
+//!   is a parallel-for of (1 - f) W cut into units of `unit_ms`, followed by f W on one
+//!   core (the merge), as `StealRuntime::submit_job` runs a `Job`.
+//! - **Pieces.** The core that admits a request holds its whole range. A thief takes half
+//!   of the unstarted units of a random victim's piece (the oldest task on a TBB deque is
+//!   about half of what its owner has left), and each core drains its own piece at one
+//!   work-ms per ms. A core whose piece ends leaves the request and looks for work; the
+//!   core whose piece ends last runs the merge.
+//! - **Finding work** (Fig. 5a): a core looking for work first runs the pileup check if
+//!   the policy has one, then gets work by the admission order: *steal* as above,
+//!   skipping requests that are marked; *admit* starts the head of the global FIFO (or,
+//!   for random-admit, of its own queue, and failing that of a random other core's).
+//! - **Pileup checks** run at every event, as a real runtime's thieves check all the
+//!   time inside a parallel-for, and the moment a running request's processed time
+//!   passes the threshold for the current load is itself an event. Processed time is
+//!   exact: the integral of the request's cores (Fig. 5's estimate without staleness).
+//!   The clairvoyant variant tests the true work, at admission and at every check.
+//! - **Dissolving a marked request** ([`Dissolve`]): `prompt` (§4.1's model, the
+//!   default) gathers its pieces on one of its cores at once and frees the others;
+//!   `lazy` (TBB's) only stops thieves, and its cores leave as their pieces end.
 //!
-//! Steal overheads and the cost of the check itself are not modelled.
+//! Steal overheads, the cost of the check itself and the wait for the next unit boundary
+//! before a core leaves a marked request are not modelled.
 
 use std::collections::VecDeque;
 
-use tailor_core::{workload_rngs, RequestDemand, Speedup, StealAdmission, StealPolicy};
+use tailor_core::{workload_rngs, Dissolve, RequestDemand, Speedup, StealAdmission, StealPolicy};
 
 use crate::config::{SimConfig, SimError};
 use crate::measure::{finish, Measurements};
@@ -37,8 +40,13 @@ use crate::time::{run_fluid, Fluid};
 /// Work below this (ms) counts as done; times are compared with the same tolerance.
 const EPS: f64 = 1e-9;
 
+/// How far past a threshold crossing its event lands, so that the check sees processed
+/// time strictly above the threshold (ms).
+const CROSSING_MS: f64 = 1e-7;
+
 /// A work-stealing simulation: the shared settings (whose `policy` and `workers` are not
-/// used), the work-stealing policy, and the parallel-for's grain.
+/// used), the work-stealing policy, the parallel-for's grain and how marked requests
+/// dissolve.
 #[derive(Debug, Clone)]
 pub struct StealSimConfig {
     /// Cores, demand, arrivals, rps, requests, seed, target, warm-up, trace, records.
@@ -48,6 +56,8 @@ pub struct StealSimConfig {
     /// The length of one unit of a request's parallel-for, ms (the grain). The synthetic
     /// workload's units are 0.25 ms.
     pub unit_ms: f64,
+    /// How a marked request's parallelism dissolves.
+    pub dissolve: Dissolve,
 }
 
 #[derive(Debug, Clone)]
@@ -56,27 +66,60 @@ struct Req {
     arrival: f64,
     start: f64,
     work: f64,
-    /// Parallel work left, ms.
-    parallel: f64,
-    /// Serial work left (the merge), ms.
+    /// Serial work (the merge), ms.
     serial: f64,
-    /// Cores on it now.
+    /// Cores on it now (holding a piece, or running its merge).
     cores: usize,
+    /// Cores holding a piece of its parallel-for.
+    pieces: usize,
+    /// Whether a core runs its merge.
+    merging: bool,
     max_cores: usize,
     /// Core-ms spent on it.
     processed: f64,
     stealable: bool,
 }
 
+/// What a core is doing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Core {
+    Idle,
+    /// A piece of a request's parallel-for, with its work left (ms).
+    Piece {
+        slot: usize,
+        left: f64,
+    },
+    /// A request's merge, with its work left (ms).
+    Merge {
+        slot: usize,
+        left: f64,
+    },
+}
+
+impl Core {
+    fn slot(self) -> Option<usize> {
+        match self {
+            Core::Idle => None,
+            Core::Piece { slot, .. } | Core::Merge { slot, .. } => Some(slot),
+        }
+    }
+
+    fn left(self) -> Option<f64> {
+        match self {
+            Core::Idle => None,
+            Core::Piece { left, .. } | Core::Merge { left, .. } => Some(left),
+        }
+    }
+}
+
 struct Sim<'a> {
     cfg: &'a StealSimConfig,
     now: f64,
-    /// What each core is on: a request slot, or none.
-    core: Vec<Option<usize>>,
+    core: Vec<Core>,
     reqs: Vec<Req>,
     free_slots: Vec<usize>,
-    fifo: VecDeque<Req>,
-    inboxes: Vec<VecDeque<Req>>,
+    fifo: VecDeque<(Req, f64)>,
+    inboxes: Vec<VecDeque<(Req, f64)>>,
     /// Arrived and unfinished requests (the load q).
     active: usize,
     /// State of the victim and queue choices' generator.
@@ -103,7 +146,7 @@ pub fn simulate_steal(cfg: &StealSimConfig) -> Result<SimOutput, SimError> {
     let mut sim = Sim {
         cfg,
         now: 0.0,
-        core: vec![None; base.cores],
+        core: vec![Core::Idle; base.cores],
         reqs: Vec::new(),
         free_slots: Vec::new(),
         fifo: VecDeque::new(),
@@ -140,87 +183,105 @@ impl Fluid for Sim<'_> {
             Speedup::Amdahl { serial_fraction } => serial_fraction,
             _ => 0.0,
         };
-        self.arrive(Req {
+        let req = Req {
             index,
             arrival,
             start: arrival,
             work: demand.work_ms,
-            parallel: (1.0 - serial_fraction) * demand.work_ms,
             serial: serial_fraction * demand.work_ms,
             cores: 0,
+            pieces: 0,
+            merging: false,
             max_cores: 0,
             processed: 0.0,
             stealable: true,
-        });
+        };
+        self.arrive(req, (1.0 - serial_fraction) * demand.work_ms);
     }
 
     fn after_event(&mut self) {
+        self.check_pileup_phase();
         self.schedule();
         self.record_trace();
     }
 }
 
 impl Sim<'_> {
-    /// When the next running request changes: a core leaves, its parallel part ends, or
-    /// it finishes.
+    /// When the next piece or merge ends, or a running request's processed time passes
+    /// the threshold for the current load.
     fn next_change(&self) -> Option<f64> {
-        let unit = self.cfg.unit_ms;
-        self.running()
-            .map(|r| {
-                let k = r.cores as f64;
-                if r.parallel > EPS {
-                    if r.cores > 1 {
-                        ((r.parallel - (k - 1.0) * unit) / k).max(0.0)
-                    } else {
-                        r.parallel
-                    }
-                } else {
-                    r.serial
-                }
-            })
+        let ends = self.core.iter().filter_map(|c| c.left()).reduce(f64::min);
+        let crossing = self.next_crossing();
+        match (ends, crossing) {
+            (Some(a), Some(b)) => Some(self.now + a.min(b)),
+            (a, b) => a.or(b).map(|dt| self.now + dt),
+        }
+    }
+
+    /// The time until a stealable running request's processed time passes its threshold
+    /// at the current load, for tail-control (the clairvoyant rule does not depend on
+    /// processed time).
+    fn next_crossing(&self) -> Option<f64> {
+        let policy = &self.cfg.policy;
+        if !policy.checks_pileup() || policy.is_clairvoyant() || self.active == 0 {
+            return None;
+        }
+        let threshold = policy.table()?.threshold_ms(self.active);
+        self.reqs
+            .iter()
+            .filter(|r| r.cores > 0 && r.stealable && r.processed <= threshold)
+            .map(|r| (threshold - r.processed) / r.cores as f64 + CROSSING_MS)
             .reduce(f64::min)
-            .map(|dt| self.now + dt)
     }
 
-    fn running(&self) -> impl Iterator<Item = &Req> {
-        self.reqs.iter().filter(|r| r.cores > 0)
-    }
-
-    /// Moves time to `t`: every running request progresses.
+    /// Moves time to `t`: every busy core drains its piece or merge.
     fn advance(&mut self, t: f64) {
         let dt = (t - self.now).max(0.0);
         let mut busy = 0usize;
-        for r in self.reqs.iter_mut().filter(|r| r.cores > 0) {
-            busy += r.cores;
-            let k = r.cores as f64;
-            if r.parallel > EPS {
-                r.parallel -= k * dt;
-            } else {
-                r.serial -= dt;
+        for c in self.core.iter_mut() {
+            if let Core::Piece { slot, left } | Core::Merge { slot, left } = c {
+                *left -= dt;
+                self.reqs[*slot].processed += dt;
+                busy += 1;
             }
-            r.processed += k * dt;
         }
         self.m.cpu_time += busy as f64 * dt;
         self.m.thread_time += busy as f64 * dt;
         self.now = t;
     }
 
-    /// Applies the changes due now: cores leave requests that ran short of units, and
-    /// requests whose work is done complete.
+    /// Applies the pieces and merges that ended now.
     fn settle(&mut self) {
-        let unit = self.cfg.unit_ms;
         for c in 0..self.core.len() {
-            let Some(slot) = self.core[c] else { continue };
-            let r = &mut self.reqs[slot];
-            let done = r.parallel <= EPS && r.serial <= EPS;
-            let short = r.cores > 1 && r.parallel <= (r.cores as f64 - 1.0) * unit + EPS;
-            if done || short {
-                r.cores -= 1;
-                self.core[c] = None;
-                if done && r.cores == 0 {
-                    self.complete(slot);
+            match self.core[c] {
+                Core::Piece { slot, left } if left <= EPS => {
+                    let r = &mut self.reqs[slot];
+                    r.pieces -= 1;
+                    if r.pieces == 0 && !r.merging && r.serial > EPS {
+                        // The last piece to end: this core runs the merge.
+                        r.merging = true;
+                        self.core[c] = Core::Merge {
+                            slot,
+                            left: r.serial,
+                        };
+                    } else {
+                        self.leave(c, slot);
+                    }
                 }
+                Core::Merge { slot, left } if left <= EPS => self.leave(c, slot),
+                _ => {}
             }
+        }
+    }
+
+    /// Core `c` leaves request `slot`; the request completes when its last core leaves
+    /// with its work done.
+    fn leave(&mut self, c: usize, slot: usize) {
+        self.core[c] = Core::Idle;
+        let r = &mut self.reqs[slot];
+        r.cores -= 1;
+        if r.cores == 0 {
+            self.complete(slot);
         }
     }
 
@@ -246,14 +307,14 @@ impl Sim<'_> {
         self.free_slots.push(slot);
     }
 
-    fn arrive(&mut self, req: Req) {
+    fn arrive(&mut self, req: Req, parallel: f64) {
         self.active += 1;
         match self.cfg.policy.admission() {
             StealAdmission::RandomAdmit => {
                 let c = self.random(self.core.len());
-                self.inboxes[c].push_back(req);
+                self.inboxes[c].push_back((req, parallel));
             }
-            _ => self.fifo.push_back(req),
+            _ => self.fifo.push_back((req, parallel)),
         }
     }
 
@@ -266,7 +327,7 @@ impl Sim<'_> {
             found = false;
             for i in 0..n {
                 let c = (first + i) % n;
-                if self.core[c].is_none() && self.find_work(c) {
+                if self.core[c] == Core::Idle && self.find_work(c) {
                     found = true;
                 }
             }
@@ -291,49 +352,98 @@ impl Sim<'_> {
         }
     }
 
+    /// Fig. 5b: marks every running request that passes the threshold for the current
+    /// load, and dissolves it as configured.
     fn check_pileup_phase(&mut self) {
         let policy = &self.cfg.policy;
         if !policy.checks_pileup() {
             return;
         }
         let active = self.active;
-        let serialized = &mut self.serialized;
-        for r in self.reqs.iter_mut().filter(|r| r.cores > 0 && r.stealable) {
-            if policy.serializes(active, r.processed, Some(r.work)) {
+        let mut marked = Vec::new();
+        for (slot, r) in self.reqs.iter_mut().enumerate() {
+            if r.cores > 0 && r.stealable && policy.serializes(active, r.processed, Some(r.work)) {
                 r.stealable = false;
-                *serialized += 1;
+                marked.push(slot);
+            }
+        }
+        self.serialized += marked.len() as u64;
+        if self.cfg.dissolve == Dissolve::Prompt {
+            for slot in marked {
+                self.gather(slot);
             }
         }
     }
 
-    /// Joins a random victim core's request, among cores on stealable requests that
-    /// have more unclaimed units than cores.
+    /// Prompt dissolving: the pieces of request `slot` go to the first core that holds
+    /// one, and the others leave it.
+    fn gather(&mut self, slot: usize) {
+        let holders: Vec<usize> = (0..self.core.len())
+            .filter(|&c| matches!(self.core[c], Core::Piece { slot: s, .. } if s == slot))
+            .collect();
+        let Some((&keeper, others)) = holders.split_first() else {
+            return;
+        };
+        let mut handed_back = 0.0;
+        for &c in others {
+            if let Core::Piece { left, .. } = self.core[c] {
+                handed_back += left;
+            }
+            self.core[c] = Core::Idle;
+        }
+        if let Core::Piece { left, .. } = &mut self.core[keeper] {
+            *left += handed_back;
+        }
+        let r = &mut self.reqs[slot];
+        r.cores -= others.len();
+        r.pieces -= others.len();
+    }
+
+    /// Takes half of the unstarted units of a random victim core's piece, among pieces
+    /// of stealable requests that have at least two unstarted units.
     fn steal(&mut self, c: usize) -> bool {
         let unit = self.cfg.unit_ms;
-        let joinable = |r: &Req| {
-            r.stealable
-                && r.parallel > EPS
-                && (unit <= 0.0 || r.parallel > r.cores as f64 * unit + EPS)
+        let stealable = |core: &Core, reqs: &[Req]| -> Option<f64> {
+            let Core::Piece { slot, left } = *core else {
+                return None;
+            };
+            if !reqs[slot].stealable {
+                return None;
+            }
+            let take = if unit > 0.0 {
+                // The unit under way is not stealable; half of the rest, rounded down.
+                let unstarted = ((left / unit) - 1e-9).ceil().max(1.0) - 1.0;
+                (unstarted / 2.0).floor() * unit
+            } else {
+                left / 2.0
+            };
+            (take > EPS).then_some(take)
         };
         let victims: Vec<usize> = (0..self.core.len())
-            .filter(|&v| self.core[v].is_some_and(|s| joinable(&self.reqs[s])))
+            .filter(|&v| stealable(&self.core[v], &self.reqs).is_some())
             .collect();
         if victims.is_empty() {
             return false;
         }
-        let pick = self.random(victims.len());
-        let slot = self.core[victims[pick]].expect("a victim is busy");
+        let v = victims[self.random(victims.len())];
+        let take = stealable(&self.core[v], &self.reqs).expect("a victim");
+        let Core::Piece { slot, left } = &mut self.core[v] else {
+            unreachable!("a victim holds a piece");
+        };
+        *left -= take;
+        let slot = *slot;
+        self.core[c] = Core::Piece { slot, left: take };
         let r = &mut self.reqs[slot];
         r.cores += 1;
+        r.pieces += 1;
         r.max_cores = r.max_cores.max(r.cores);
-        self.core[c] = Some(slot);
         true
     }
 
     fn admit_from_fifo(&mut self, c: usize) -> bool {
         match self.fifo.pop_front() {
-            Some(req) => {
-                self.start(c, req);
+            Some((req, parallel)) => {
+                self.start(c, req, parallel);
                 true
             }
             None => false,
@@ -342,35 +452,50 @@ impl Sim<'_> {
 
     fn admit_from_inbox(&mut self, from: usize, c: usize) -> bool {
         match self.inboxes[from].pop_front() {
-            Some(req) => {
-                self.start(c, req);
+            Some((req, parallel)) => {
+                self.start(c, req, parallel);
                 true
             }
             None => false,
         }
     }
 
-    /// Core `c` starts `req` (its root). The clairvoyant variant serializes a large
-    /// request from the start.
-    fn start(&mut self, c: usize, mut req: Req) {
+    /// Core `c` starts `req` (its root), holding its whole parallel-for. The clairvoyant
+    /// variant serializes a large request from the start.
+    fn start(&mut self, c: usize, mut req: Req, parallel: f64) {
         req.start = self.now;
-        req.cores = 1;
-        req.max_cores = 1;
         let policy = &self.cfg.policy;
         req.stealable =
             !(policy.is_clairvoyant() && policy.serializes(self.active, 0.0, Some(req.work)));
         if !req.stealable {
             self.serialized += 1;
         }
-        if req.parallel <= EPS && req.serial <= EPS {
+        let core = if parallel > EPS {
+            req.pieces = 1;
+            Core::Piece {
+                slot: 0,
+                left: parallel,
+            }
+        } else if req.serial > EPS {
+            req.merging = true;
+            Core::Merge {
+                slot: 0,
+                left: req.serial,
+            }
+        } else {
             // No work: it completes at once.
-            req.cores = 0;
             let slot = self.store(req);
             self.complete(slot);
             return;
-        }
+        };
+        req.cores = 1;
+        req.max_cores = 1;
         let slot = self.store(req);
-        self.core[c] = Some(slot);
+        self.core[c] = match core {
+            Core::Piece { left, .. } => Core::Piece { slot, left },
+            Core::Merge { left, .. } => Core::Merge { slot, left },
+            Core::Idle => Core::Idle,
+        };
     }
 
     fn store(&mut self, req: Req) -> usize {
@@ -394,11 +519,12 @@ impl Sim<'_> {
         if !self.cfg.base.trace {
             return;
         }
-        let busy = self.core.iter().filter(|c| c.is_some()).count();
+        let busy = self.core.iter().filter(|c| c.slot().is_some()).count();
+        let running = self.reqs.iter().filter(|r| r.cores > 0).count();
         let point = TracePoint {
             time_ms: self.now,
             in_system: self.active,
-            running: self.running().count(),
+            running,
             threads: busy,
             boosted_threads: 0,
         };

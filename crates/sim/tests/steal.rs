@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use tailor_core::{
-    Arrivals, Demand, DemandModel, Policy, Speedup, SpeedupSpec, StealPolicy, TailControlRow,
-    TailControlTable, TAIL_CONTROL_TABLE_KIND,
+    Arrivals, Demand, DemandModel, Dissolve, Policy, Speedup, SpeedupSpec, StealPolicy,
+    TailControlRow, TailControlTable, TAIL_CONTROL_TABLE_KIND,
 };
 use tailor_sim::{simulate_steal, SimConfig, SimOutput, StealSimConfig};
 
@@ -23,6 +23,17 @@ fn table(threshold_ms: f64) -> Arc<TailControlTable> {
 }
 
 fn run(policy: StealPolicy, demand: Demand, arrivals: Arrivals, rps: f64, n: usize) -> SimOutput {
+    run_dissolving(policy, Dissolve::Prompt, demand, arrivals, rps, n)
+}
+
+fn run_dissolving(
+    policy: StealPolicy,
+    dissolve: Dissolve,
+    demand: Demand,
+    arrivals: Arrivals,
+    rps: f64,
+    n: usize,
+) -> SimOutput {
     let demand =
         DemandModel::new(demand, Some(SpeedupSpec::Curve(Speedup::Linear))).expect("demand");
     let mut base = SimConfig::new(4, Policy::Seq, demand, arrivals, rps, n, 5);
@@ -33,22 +44,16 @@ fn run(policy: StealPolicy, demand: Demand, arrivals: Arrivals, rps: f64, n: usi
         base,
         policy,
         unit_ms: 0.25,
+        dissolve,
     })
     .expect("runs")
 }
 
-/// A lone request of `work` ms on `cores` = k cores with units of `unit` = u ms: all k
-/// cores drain it until k - 1 units are left; from then a core leaves whenever the
-/// unclaimed units fall below the cores, so the last k - 1 units take
-/// u/(k-1) + ... + u/2 + u.
-fn lone_finish(work: f64, cores: usize, unit: f64) -> f64 {
-    let k = cores as f64;
-    let tail: f64 = (1..cores).map(|j| unit / j as f64).sum();
-    (work - (k - 1.0) * unit) / k + tail
-}
-
 #[test]
-fn a_lone_request_takes_every_core_and_sheds_them_as_units_run_short() {
+fn a_lone_request_spreads_over_every_core_by_stealing_halves() {
+    // 10 ms in 0.25 ms units on 4 cores: the root holds all 40 units; thieves take half
+    // of a victim's unstarted units and steal again when their piece ends, so the request
+    // ends within a unit or so of a perfect split.
     let out = run(
         StealPolicy::StealFirst,
         Demand::Const { ms: 10.0 },
@@ -58,42 +63,89 @@ fn a_lone_request_takes_every_core_and_sheds_them_as_units_run_short() {
     );
     let r = &out.records[0];
     assert_eq!(r.max_degree, 4);
-    // 9.25 ms on 4 cores, then 0.25 / 3 + 0.25 / 2 + 0.25: 2.7708 ms.
-    let want = lone_finish(10.0, 4, 0.25);
-    assert!((want - 2.770_833_333).abs() < 1e-6);
-    assert!((r.finish_ms - want).abs() < 1e-6, "finish {}", r.finish_ms);
+    assert!(
+        r.finish_ms >= 2.5 - 1e-9 && r.finish_ms <= 2.5 + 2.0 * 0.25,
+        "finish {}",
+        r.finish_ms
+    );
 }
 
 #[test]
 fn steal_first_finishes_older_requests_first_and_admit_first_starts_newer_ones() {
-    // Three 8 ms requests arriving while the first holds every core. When the first runs
-    // short of units, steal-first admits the second and gives it every core that frees
-    // up; admit-first admits the third with the second freed core, so the two share.
+    // Three 8 ms requests arriving while the first holds every core. Under steal-first a
+    // core whose piece ends steals more of the oldest request before it admits, so the
+    // requests end in arrival order, about 2 ms apart; under admit-first it admits the
+    // next request at once, so the second shares the cores with the third and ends
+    // later, and the third ends sooner.
     let three = || Arrivals::Trace(vec![0.0, 0.1, 0.2]);
-    let sf = run(
-        StealPolicy::StealFirst,
-        Demand::Const { ms: 8.0 },
-        three(),
-        1.0,
-        3,
-    );
-    let af = run(
-        StealPolicy::AdmitFirst,
-        Demand::Const { ms: 8.0 },
-        three(),
-        1.0,
-        3,
-    );
+    let go = |p| run(p, Demand::Const { ms: 8.0 }, three(), 1.0, 3);
     let finishes = |o: &SimOutput| -> Vec<f64> { o.records.iter().map(|r| r.finish_ms).collect() };
-    let (sf, af) = (finishes(&sf), finishes(&af));
-    // The first request is alone on the cores either way.
-    assert!((sf[0] - lone_finish(8.0, 4, 0.25)).abs() < 1e-6, "{sf:?}");
-    assert!((af[0] - sf[0]).abs() < 1e-9, "{af:?}");
+    let sf = finishes(&go(StealPolicy::StealFirst));
+    let af = finishes(&go(StealPolicy::AdmitFirst));
+    assert!(sf[0] < sf[1] && sf[1] < sf[2], "steal-first {sf:?}");
     assert!(
-        sf[1] < af[1] - 0.5,
+        (sf[0] - af[0]).abs() < 1e-9,
+        "the first is alone either way"
+    );
+    assert!(
+        af[1] > sf[1] + 0.5,
         "steal-first {sf:?}, admit-first {af:?}"
     );
-    assert!(sf[2] > af[2], "steal-first {sf:?}, admit-first {af:?}");
+    assert!(af[2] < sf[2], "steal-first {sf:?}, admit-first {af:?}");
+    // 24 ms of work on 4 cores: both keep every core busy until the end, within a unit.
+    for f in [&sf, &af] {
+        let last = f.iter().cloned().fold(0.0, f64::max);
+        assert!((6.0..=6.25 + 1e-9).contains(&last), "{f:?}");
+    }
+}
+
+#[test]
+fn a_mark_lands_while_every_core_is_busy_and_prompt_gathers_the_pieces() {
+    // A lone 100 ms request on 4 cores, serialized past 20 ms of processed time. The
+    // crossing is an event: at 5 ms (20 ms of processed time on 4 cores) it is marked
+    // though no core is idle. Prompt dissolving leaves it one core, which finishes the
+    // remaining 80 ms alone; lazy dissolving leaves each core its piece, so it still
+    // ends near 25 ms, as under steal-first.
+    let go = |dissolve| {
+        run_dissolving(
+            StealPolicy::TailControl(table(20.0)),
+            dissolve,
+            Demand::Const { ms: 100.0 },
+            Arrivals::Trace(vec![0.0]),
+            1.0,
+            1,
+        )
+    };
+    let prompt = go(Dissolve::Prompt);
+    assert_eq!(prompt.summary.serialized, Some(1));
+    let f = prompt.records[0].finish_ms;
+    assert!((f - 85.0).abs() < 0.01, "prompt finish {f}");
+    let lazy = go(Dissolve::Lazy);
+    assert_eq!(lazy.summary.serialized, Some(1));
+    let f = lazy.records[0].finish_ms;
+    assert!((25.0..=25.5).contains(&f), "lazy finish {f}");
+}
+
+#[test]
+fn cores_freed_by_a_prompt_mark_serve_the_next_request() {
+    // The first 100 ms request is marked at 5 ms; a second arrives at 10 ms. Prompt
+    // dissolving has three idle cores, so it starts at once; lazy dissolving keeps them on
+    // the first request's pieces until about 25 ms.
+    let go = |dissolve| {
+        run_dissolving(
+            StealPolicy::TailControl(table(20.0)),
+            dissolve,
+            Demand::Const { ms: 100.0 },
+            Arrivals::Trace(vec![0.0, 10.0]),
+            1.0,
+            2,
+        )
+    };
+    let prompt = go(Dissolve::Prompt);
+    let lazy = go(Dissolve::Lazy);
+    assert!((prompt.records[1].start_ms - 10.0).abs() < 1e-9);
+    assert!(prompt.records[1].max_degree >= 3, "{:?}", prompt.records[1]);
+    assert!(lazy.records[1].start_ms > 24.0, "{:?}", lazy.records[1]);
 }
 
 #[test]
