@@ -6,6 +6,7 @@ Usage:
   python3 scripts/reproduce-tc.py live [--requests N] [--out DIR]   # this machine's cores
   python3 scripts/reproduce-tc.py agree [--requests N] [--out DIR]  # sim vs live, 2 cores
   python3 scripts/reproduce-tc.py trace [--out DIR]                 # Fig. 15 chart (SVG)
+  python3 scripts/reproduce-tc.py fig2 [--requests N] [--out DIR]   # Fig. 2, bimodal work
 
 Each mode prints Markdown tables (pasted into docs/reproduction.md) and keeps every run
 summary as JSON lines under DIR (default docs/tc-runs/). Targets are steal-first's 97.5,
@@ -23,10 +24,14 @@ import tempfile
 
 TAILOR = os.environ.get("TAILOR", "./target/release/tailor")
 PERCENTILES = [97.5, 98.5, 99.0, 99.5, 99.75]
-POLICIES = ["steal-first", "admit-first", "random-admit", "tail-control", "tail-control-clairvoyant"]
+POLICIES = ["steal-first", "admit-first", "random-admit", "tail-control", "tail-control:lazy",
+            "tail-control-clairvoyant"]
 # Work distributions of §5 and their mean work in ms (for loads as utilization).
 WORKLOADS = {
     "bing": ("shape:bing", 10.45),
+    # Built from the paper's Fig. 1 facts: smallest 5 ms (40x below the largest, 200 ms),
+    # 3.5% of requests between 55 and 200 ms, mean 10 ms (examples/README.md).
+    "bing-fig1": ("distribution:examples/tc-bing-fig1.csv", 10.0),
     "finance": ("shape:finance", 15.93),
     "lognormal": ("lognormal:10:13", 10.0),
 }
@@ -80,6 +85,10 @@ class Runner:
 
     def run(self, policy, demand, rps, target=None, table=None, speedup="linear",
             arrivals="poisson", records=None, trace=None, tag=""):
+        # `tail-control:lazy` is tail-control with TBB's lazy dissolving.
+        label, dissolve = policy, "prompt"
+        if policy.endswith(":lazy"):
+            policy, dissolve = policy[: -len(":lazy")], "lazy"
         if self.mode == "sim":
             args = [TAILOR, "simulate", "--cores", str(self.cores), "--policy", policy,
                     "--demand", demand, "--speedup", speedup, "--arrivals", arrivals,
@@ -93,6 +102,8 @@ class Runner:
                     "--seed", str(self.seed)]
             if os.environ.get("SPIN_RATE"):
                 args += ["--spin-rate", os.environ["SPIN_RATE"]]
+        if policy.startswith("tail-control"):
+            args += ["--dissolve", dissolve]
         if target is not None:
             args += ["--target-ms", f"{target:.3f}"]
         if table:
@@ -100,6 +111,7 @@ class Runner:
         if records:
             args += ["--records", records]
         summary = json.loads(sh(args).strip().splitlines()[-1])
+        summary["policy"] = label
         summary["tag"] = tag
         self.log.write(json.dumps(summary) + "\n")
         self.log.flush()
@@ -140,15 +152,25 @@ def improvement(tc, base):
     return f"{100 * (base - tc) / base:+.0f}%"
 
 
+def ratio(x, row):
+    """x over the better of steal-first and admit-first."""
+    best = min(row.get("steal-first", float("inf")), row.get("admit-first", float("inf")))
+    if x is None or not best or best == float("inf"):
+        return "n/a"
+    return f"{x / best:.2f}"
+
+
 def misses_table(title, rows, policies=POLICIES):
     print(f"\n#### {title}\n")
-    heads = ["target ms"] + [f"{p} %" for p in policies] + ["TC vs SF", "TC vs AF"]
+    heads = ["target ms"] + [f"{p} %" for p in policies] + ["TC vs SF", "TC vs AF",
+                                                          "TC / better", "lazy / better"]
     print("| " + " | ".join(heads) + " |")
     print("|" + "---|" * len(heads))
     for r in rows:
         cells = [f"{r['target']:.1f}"] + [pct(r.get(p)) for p in policies]
         cells += [improvement(r.get("tail-control"), r.get("steal-first")),
-                  improvement(r.get("tail-control"), r.get("admit-first"))]
+                  improvement(r.get("tail-control"), r.get("admit-first")),
+                  ratio(r.get("tail-control"), r), ratio(r.get("tail-control:lazy"), r)]
         print("| " + " | ".join(cells) + " |")
 
 
@@ -198,6 +220,38 @@ def sim_mode(args):
                     break
             caps.append(str(best) if best else "< 600")
         print(f"| {target:.0f} | " + " | ".join(caps) + " |")
+
+
+def bimodal(path, small, large):
+    """A two-point work distribution: 98% at `small` ms and 2% at `large` ms (bins of
+    width 0.1% around each, since a bin's work is uniform below its largest)."""
+    with open(path, "w") as f:
+        f.write("work_ms,probability\n")
+        f.write(f"{small * 0.999:.6f},0\n{small:.6f},0.98\n{large * 0.999:.6f},0\n{large:.6f},0.02\n")
+    return f"distribution:{path}"
+
+
+def fig2_mode(args):
+    """Fig. 2 (§3): 98% small requests and 2% large ones at 5x (short tail) or 100x (long
+    tail), mean work 10 ms, 65% utilization on 16 cores; and the planner on it."""
+    r = Runner("sim", 16, args.requests, args.out)
+    print(f"### Fig. 2: bimodal work, 16 cores, 65% utilization, {args.requests} requests, seed 1")
+    for name, ratio in [("short tail (large = 5x small)", 5), ("long tail (large = 100x small)", 100)]:
+        small = 10.0 / (0.98 + 0.02 * ratio)
+        demand = bimodal(os.path.join(r.tmp, f"bimodal-{ratio}.csv"), small, small * ratio)
+        rps = 0.65 * 16 * 1000 / 10.0
+        misses_table(f"{name}: {small:.2f} ms and {small * ratio:.1f} ms, {rps:.0f} rps, miss ratio",
+                     r.misses(demand, rps, policies=["steal-first", "admit-first", "tail-control",
+                                                     "tail-control:lazy"], tag=f"fig2-{ratio}"),
+                     ["steal-first", "admit-first", "tail-control", "tail-control:lazy"])
+        # The table's thresholds at the p99 target: the largest bin means "never serialize".
+        rec = os.path.join(r.tmp, "sf.csv")
+        r.run("steal-first", demand, rps, records=rec, tag=f"fig2-{ratio}")
+        target = percentiles_from_records(rec)[2]
+        table = json.load(open(r.plan(demand, rps, target)))
+        rows = table["rows"]
+        print(f"\nthresholds at the p99 target ({target:.1f} ms), active 1, 4, 16, 32, 64: "
+              + ", ".join(f"{rows[min(q, len(rows)) - 1]['threshold_ms']:.1f}" for q in (1, 4, 16, 32, 64)))
 
 
 def svg_trace(path, panels, window, target):
@@ -303,14 +357,15 @@ def agree_mode(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["sim", "live", "agree", "trace"])
+    ap.add_argument("mode", choices=["sim", "live", "agree", "trace", "fig2"])
     ap.add_argument("--requests", type=int, default=None)
     ap.add_argument("--out", default="docs/tc-runs")
     ap.add_argument("--seed", type=int, default=1, help="the workload seed (live and agree)")
     args = ap.parse_args()
     if args.requests is None:
-        args.requests = 100_000 if args.mode == "sim" else 2000
-    {"sim": sim_mode, "live": live_mode, "agree": agree_mode, "trace": trace_mode}[args.mode](args)
+        args.requests = {"sim": 100_000, "fig2": 100_000}.get(args.mode, 2000)
+    {"sim": sim_mode, "live": live_mode, "agree": agree_mode, "trace": trace_mode,
+     "fig2": fig2_mode}[args.mode](args)
 
 
 if __name__ == "__main__":
