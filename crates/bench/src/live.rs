@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tailor_core::{
-    degree_stats, phase_stats, workload_rngs, ArrivalError, Arrivals, EnergySummary, Job,
+    degree_stats, phase_stats, workload_rngs, ArrivalError, Arrivals, Dissolve, EnergySummary, Job,
     LatencyRecorder, Policy, RunSummary, StealPolicy,
 };
 use tailor_runtime::s2f::{S2fConfig, S2fReport, S2fRuntime};
@@ -55,6 +55,8 @@ pub struct LiveConfig {
     /// When set, requests run on the work-stealing executor (one worker per core) under
     /// this policy, and `policy`, `quantum_ms` and `workers` are not used.
     pub steal: Option<StealPolicy>,
+    /// With `steal`: how a request tail-control marks dissolves.
+    pub dissolve: Dissolve,
     /// When set, requests run on the peer instead: a rayon pool of one thread per core,
     /// each request spawned on it as a parallel iterator over its units (policy `rayon`).
     pub rayon: bool,
@@ -180,6 +182,7 @@ impl Engine {
             Some(policy) => {
                 let mut sc = StealConfig::new(cfg.cores, policy.clone());
                 sc.seed = cfg.seed;
+                sc.dissolve = cfg.dissolve;
                 Engine::Steal(StealRuntime::start(sc)?)
             }
             None => {

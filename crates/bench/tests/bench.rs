@@ -29,6 +29,7 @@ fn a_live_run_completes_every_request_and_reports_them() {
         warmup: Some(20),
         workers: None,
         steal: None,
+        dissolve: tailor_core::Dissolve::Prompt,
         rayon: false,
         hetero: None,
     };
@@ -106,6 +107,7 @@ fn clairvoyant_rc_is_refused_for_requests_that_hide_their_work() {
         warmup: Some(0),
         workers: None,
         steal: None,
+        dissolve: tailor_core::Dissolve::Prompt,
         rayon: false,
         hetero: Some(tailor_bench::HeteroLive {
             cores: tailor_core::CoreSet::parse("1@1,1@2").unwrap(),

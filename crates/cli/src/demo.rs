@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use tailor_bench::{measure_profile, run_live, LiveConfig, ProfileConfig, SearchSource};
-use tailor_core::{Arrivals, DemandProfile, Policy, RunSummary, Tables};
+use tailor_core::{Arrivals, DemandProfile, Dissolve, Policy, RunSummary, Tables};
 use tailor_plan::{plan_adaptive, plan_fm, AdaptiveParams, FmParams, FmProblem, WaitModel};
 use tailor_workloads::search::{PreparedSearch, GCIDE_DICT};
 
@@ -132,6 +132,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<()> {
         warmup: None,
         workers: None,
         steal: None,
+        dissolve: Dissolve::Prompt,
         rayon: false,
         hetero: None,
     };
@@ -184,6 +185,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<()> {
                 warmup: None,
                 workers: None,
                 steal: None,
+                dissolve: Dissolve::Prompt,
                 rayon: false,
                 hetero: None,
             };

@@ -68,6 +68,11 @@ pub(crate) struct RunArgs {
     /// Self-scheduling quantum in ms.
     #[arg(long, default_value_t = 5.0)]
     quantum_ms: f64,
+    /// Tail-control on the work-stealing executor: how a marked request dissolves.
+    /// `prompt`: the workers that stole parts of it hand them back to its root worker
+    /// and leave at their next unit boundary; `lazy` (TBB's): only further steals stop.
+    #[arg(long, default_value = "prompt", value_parser = crate::simulate::parse_dissolve)]
+    dissolve: tailor_core::Dissolve,
     /// Warm-up requests left out of the statistics (default: 5%).
     #[arg(long)]
     warmup: Option<usize>,
@@ -178,6 +183,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
         warmup: args.warmup,
         workers: args.workers,
         steal,
+        dissolve: args.dissolve,
         rayon,
         hetero,
     };

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tailor_core::{
-    Job, StealPolicy, TailControlRow, TailControlTable, STEAL_POLICY_NAMES, TAIL_CONTROL_TABLE_KIND,
+    Dissolve, Job, StealPolicy, TailControlRow, TailControlTable, STEAL_POLICY_NAMES,
+    TAIL_CONTROL_TABLE_KIND,
 };
 use tailor_runtime::steal::{StealConfig, StealRuntime, Worker};
 use tailor_runtime::{RequestError, Shutdown, SubmitError};
@@ -162,6 +163,68 @@ fn tail_control_marks_a_request_past_its_threshold_and_still_finishes_it() {
         .unwrap();
     short.wait().unwrap();
     assert_eq!(rt.serialized(), 0);
+}
+
+/// Runs a 100-unit request of 2 ms units under tail-control with a 5 ms threshold on two
+/// workers, and a one-unit request submitted 20 ms later; returns the units each worker
+/// ran of the first (every unit must run exactly once) and the second one's latency.
+fn marked_request_and_a_newcomer(dissolve: Dissolve) -> ([usize; 2], Duration) {
+    let mut config = StealConfig::new(2, StealPolicy::TailControl(table(5.0)));
+    config.dissolve = dissolve;
+    let rt = StealRuntime::start(config).unwrap();
+    let ran: Arc<Vec<AtomicUsize>> = Arc::new((0..100).map(|_| AtomicUsize::new(0)).collect());
+    let by_worker: Arc<[AtomicUsize; 2]> = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+    let long = {
+        let (ran, by_worker) = (ran.clone(), by_worker.clone());
+        rt.submit(move |w: &Worker| {
+            let body = Arc::new(move |r: std::ops::Range<usize>, w: &Worker| {
+                for i in r {
+                    spin_for(Duration::from_millis(2));
+                    ran[i].fetch_add(1, Ordering::Relaxed);
+                    by_worker[w.index()].fetch_add(1, Ordering::Relaxed);
+                }
+            });
+            w.parallel_for(0..100, 1, &body);
+        })
+        .unwrap()
+    };
+    std::thread::sleep(Duration::from_millis(20));
+    let short = rt
+        .submit(|w: &Worker| {
+            let body = Arc::new(|_: std::ops::Range<usize>, _: &Worker| {
+                spin_for(Duration::from_millis(1))
+            });
+            w.parallel_for(0..1, 1, &body);
+        })
+        .unwrap();
+    let short = short.wait().unwrap().timing.latency_ms();
+    long.wait().unwrap();
+    assert!(
+        ran.iter().all(|r| r.load(Ordering::Relaxed) == 1),
+        "each unit runs once"
+    );
+    assert_eq!(rt.serialized(), 1);
+    let units = [0, 1].map(|i| by_worker[i].load(Ordering::Relaxed));
+    (units, Duration::from_secs_f64(short / 1000.0))
+}
+
+#[test]
+fn prompt_dissolving_frees_a_marked_requests_thieves_for_other_requests() {
+    // Marked after about 2.5 ms, the long request keeps one worker; the other hands its
+    // part back at its next unit and is free when the newcomer arrives. Lazily, it keeps
+    // its half (about 50 units, 100 ms) and the newcomer waits for it.
+    let (prompt_units, prompt_wait) = marked_request_and_a_newcomer(Dissolve::Prompt);
+    let (lazy_units, lazy_wait) = marked_request_and_a_newcomer(Dissolve::Lazy);
+    assert!(
+        prompt_units.iter().min().unwrap() <= &10,
+        "one worker did almost all of it: {prompt_units:?}"
+    );
+    assert!(
+        lazy_units.iter().min().unwrap() >= &25,
+        "both kept their halves: {lazy_units:?}"
+    );
+    assert!(prompt_wait < Duration::from_millis(30), "{prompt_wait:?}");
+    assert!(lazy_wait > Duration::from_millis(40), "{lazy_wait:?}");
 }
 
 struct PanicsInUnits;

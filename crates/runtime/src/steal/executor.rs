@@ -5,7 +5,7 @@ use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crossbeam_deque::{Injector, Steal, Stealer};
-use tailor_core::{StealAdmission, StealPolicy};
+use tailor_core::{Dissolve, StealAdmission, StealPolicy};
 
 use super::board::Board;
 use super::worker::{Task, Worker};
@@ -34,6 +34,8 @@ const SLEEP_BACKSTOP: Duration = Duration::from_millis(1);
 
 pub(crate) struct Shared {
     pub(crate) policy: StealPolicy,
+    /// How a marked request's parallelism dissolves.
+    pub(crate) dissolve: Dissolve,
     pub(crate) board: Board,
     pub(crate) stealers: Box<[Stealer<Task>]>,
     /// The global FIFO of arrived, unadmitted requests (§3).
@@ -65,6 +67,7 @@ pub(crate) struct Shared {
 impl Shared {
     pub(crate) fn new(
         policy: StealPolicy,
+        dissolve: Dissolve,
         stealers: Vec<Stealer<Task>>,
         queue_bound: usize,
         seed: u64,
@@ -72,6 +75,7 @@ impl Shared {
         let workers = stealers.len();
         Shared {
             policy,
+            dissolve,
             board: Board::new(workers),
             stealers: stealers.into(),
             fifo: Injector::new(),

@@ -5,19 +5,25 @@
 //! worker steals the oldest task of a random victim. Arrived requests wait in a global
 //! FIFO until a worker admits them, in the order the [`StealPolicy`] says (steal-first,
 //! admit-first, or pushed to a random worker as TBB does). Tail-control adds Fig. 5's
-//! bookkeeping ([`board`]): before stealing, a thief marks requests whose processed time
-//! passes the threshold for the current load as not stealable, and thieves skip them,
-//! so their parallelism dissolves as their workers run dry.
+//! bookkeeping ([`board`]): before stealing, and at every piece boundary of a
+//! parallel-for, a worker marks requests whose processed time passes the threshold for
+//! the current load as not stealable, and thieves skip them. By default the marked
+//! request's parallelism then dissolves promptly ([`StealConfig::dissolve`],
+//! `handback.rs`): the workers holding stolen parts of its parallel-for hand them back to
+//! the worker that started it and leave at their next piece boundary; with lazy
+//! dissolving they keep their parts, as in TBB, and leave as those run dry.
 //!
 //! Differences from the paper's TBB runtime, each documented in docs/tail-control.md:
 //! a blocked join helps with tasks of its own request instead of leaving the request
 //! (TBB and Cilk can suspend the continuation; safe Rust without stack switching
 //! cannot), so a marked request keeps the workers already blocked in its joins until
-//! those joins finish. A forked half is a boxed closure, so the half that may run
+//! those joins finish (a blocked join never steals from a marked request; only ranges of
+//! a parallel-for can be handed back, so plain joins dissolve lazily). A forked half is a boxed closure, so the half that may run
 //! elsewhere must be `'static` (`Arc` its data).
 
 mod board;
 mod executor;
+mod handback;
 mod worker;
 
 use std::ops::Range;
@@ -28,7 +34,7 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use crossbeam_deque::Worker as Deque;
-use tailor_core::{Job, StealPolicy};
+use tailor_core::{Dissolve, Job, StealPolicy};
 
 use crate::handle::{oneshot, panic_text, Completer, Handle, RequestError, Timing};
 use crate::metrics::MetricsSnapshot;
@@ -47,6 +53,10 @@ pub struct StealConfig {
     pub queue_bound: usize,
     /// Seeds the victim choices and random-admit's worker choices.
     pub seed: u64,
+    /// How a request marked by tail-control dissolves: `Prompt` (the default) makes the
+    /// workers that stole parts of its parallel-for hand them back and leave at their
+    /// next piece boundary; `Lazy` only stops further steals (TBB's behaviour).
+    pub dissolve: Dissolve,
 }
 
 impl StealConfig {
@@ -57,6 +67,7 @@ impl StealConfig {
             policy,
             queue_bound: 100_000,
             seed: 1,
+            dissolve: Dissolve::Prompt,
         }
     }
 }
@@ -89,6 +100,7 @@ impl StealRuntime {
         let stealers = deques.iter().map(Deque::stealer).collect();
         let shared = Arc::new(Shared::new(
             config.policy,
+            config.dissolve,
             stealers,
             config.queue_bound,
             config.seed,

@@ -8,10 +8,17 @@ use std::sync::{Arc, Mutex};
 
 use crossbeam_deque::{Steal, Worker as Deque};
 use crossbeam_utils::Backoff;
-use tailor_core::StealAdmission;
+use tailor_core::{Dissolve, StealAdmission};
 
 use super::board::Key;
 use super::executor::{Pending, Shared};
+use super::handback::HandBack;
+
+/// The worker that called `parallel_for`, and the ranges its thieves hand back.
+struct Owner {
+    index: usize,
+    handback: HandBack,
+}
 
 /// Failed rounds of looking for work, each ending in a yield, before an idle worker
 /// sleeps (after crossbeam's `Backoff` has run out of spins).
@@ -185,23 +192,80 @@ impl Worker {
 
     /// Runs `body` over `range` in pieces of at most `grain` indices, splitting the range
     /// in halves by [`Worker::join`] so that thieves take large pieces first.
+    ///
+    /// With prompt dissolving (the default, `StealConfig::dissolve`), once tail-control
+    /// marks the request, the workers that stole parts of the range stop at their next
+    /// piece boundary and hand the rest back; this worker stops splitting and runs its
+    /// own parts, then the handed-back ones (`handback.rs`).
     pub fn parallel_for<F>(&self, range: Range<usize>, grain: usize, body: &Arc<F>)
     where
         F: Fn(Range<usize>, &Worker) + Send + Sync + 'static,
     {
-        if range.len() <= grain.max(1) {
+        let grain = grain.max(1);
+        let owner = Arc::new(Owner {
+            index: self.index,
+            handback: HandBack::new(),
+        });
+        self.parallel_for_in(range, grain, body, &owner);
+        // Every join above has finished, so every thief has returned and nothing more
+        // can be handed back.
+        while let Some(rest) = owner.handback.take() {
+            self.run_in_order(rest, grain, body);
+        }
+    }
+
+    fn parallel_for_in<F>(
+        &self,
+        range: Range<usize>,
+        grain: usize,
+        body: &Arc<F>,
+        owner: &Arc<Owner>,
+    ) where
+        F: Fn(Range<usize>, &Worker) + Send + Sync + 'static,
+    {
+        // Every piece boundary is a pileup check: a worker deep in a parallel-for rarely
+        // runs dry, so without it a request could pass its threshold with no thief left
+        // to notice (the simulator checks at every event for the same reason).
+        self.check_pileup_phase(usize::MAX);
+        if self.dissolving() {
+            if self.index == owner.index {
+                self.run_in_order(range, grain, body);
+            } else {
+                owner.handback.give(range);
+            }
+            return;
+        }
+        if range.len() <= grain {
             if !range.is_empty() {
                 body(range, self);
             }
             return;
         }
         let mid = range.start + range.len() / 2;
-        let right = body.clone();
+        let (right, right_owner) = (body.clone(), owner.clone());
         let end = range.end;
         self.join(
-            |w| w.parallel_for(range.start..mid, grain, body),
-            move |w| w.parallel_for(mid..end, grain, &right),
+            |w| w.parallel_for_in(range.start..mid, grain, body, owner),
+            move |w| w.parallel_for_in(mid..end, grain, &right, &right_owner),
         );
+    }
+
+    /// Runs `range` here, piece by piece, without splitting it.
+    fn run_in_order<F>(&self, range: Range<usize>, grain: usize, body: &Arc<F>)
+    where
+        F: Fn(Range<usize>, &Worker) + Send + Sync + 'static,
+    {
+        let mut at = range.start;
+        while at < range.end {
+            let next = (at + grain).min(range.end);
+            body(at..next, self);
+            at = next;
+        }
+    }
+
+    /// Whether this worker's request is marked and dissolves promptly.
+    fn dissolving(&self) -> bool {
+        self.shared.dissolve == Dissolve::Prompt && !self.shared.board.is_stealable(self.key.get())
     }
 
     // ---- The worker loop (Fig. 5a) ----
@@ -347,15 +411,16 @@ impl Worker {
     /// Waits for a stolen half to finish, stealing tasks of the same request meanwhile.
     /// The worker has run dry locally, which makes it a thief in Fig. 5's terms, so it
     /// runs the pileup check first, counting its own time on the request (it has not
-    /// left it). It helps its own request even if the request is marked: it cannot leave
-    /// the request while its join is pending, and the work must be done anyway.
+    /// left it). Like any thief it never steals from a marked request: it waits for the
+    /// half's thief, who under prompt dissolving returns at its next piece boundary.
     fn wait_for(&self, done: &AtomicBool) {
         if !done.load(Ordering::Acquire) {
             self.check_pileup_phase(usize::MAX);
         }
         let backoff = Backoff::new();
         while !done.load(Ordering::Acquire) {
-            match self.steal(true) {
+            let helping = self.shared.board.is_stealable(self.key.get());
+            match helping.then(|| self.steal(true)).flatten() {
                 Some(task) if task.key == self.key.get() => {
                     backoff.reset();
                     self.run_nested(task);
