@@ -190,8 +190,15 @@ impl Worker {
         }
     }
 
-    /// Runs `body` over `range` in pieces of at most `grain` indices, splitting the range
-    /// in halves by [`Worker::join`] so that thieves take large pieces first.
+    /// Runs `body` over `range` in pieces of at most `grain` indices.
+    ///
+    /// The range is split lazily (lazy binary splitting: Tzannes, Caragea, Barua and
+    /// Vishkin, "Lazy Binary-Splitting: A Run-Time Adaptive Work-Stealing Scheduler",
+    /// PPoPP 2010): before each piece, a worker whose own deque is empty splits what it
+    /// has left in halves by [`Worker::join`], so that a thief can take one; otherwise it
+    /// runs the next piece. A thief thus always finds about half of a busy worker's
+    /// remaining range, while a range nobody steals from costs a few joins instead of one
+    /// per piece.
     ///
     /// With prompt dissolving (the default, `StealConfig::dissolve`), once tail-control
     /// marks the request, the workers that stole parts of the range stop at their next
@@ -216,38 +223,47 @@ impl Worker {
 
     fn parallel_for_in<F>(
         &self,
-        range: Range<usize>,
+        mut range: Range<usize>,
         grain: usize,
         body: &Arc<F>,
         owner: &Arc<Owner>,
     ) where
         F: Fn(Range<usize>, &Worker) + Send + Sync + 'static,
     {
-        // Every piece boundary is a pileup check: a worker deep in a parallel-for rarely
-        // runs dry, so without it a request could pass its threshold with no thief left
-        // to notice (the simulator checks at every event for the same reason).
-        self.check_pileup_phase(usize::MAX);
-        if self.dissolving() {
-            if self.index == owner.index {
-                self.run_in_order(range, grain, body);
-            } else {
-                owner.handback.give(range);
+        let splits = self.shared.stealers.len() > 1;
+        loop {
+            // Every piece boundary is a pileup check: a worker deep in a parallel-for
+            // rarely runs dry, so without it a request could pass its threshold with no
+            // thief left to notice (the simulator checks at every event for this reason).
+            self.check_pileup_phase(usize::MAX);
+            if self.dissolving() {
+                if self.index == owner.index {
+                    self.run_in_order(range, grain, body);
+                } else {
+                    owner.handback.give(range);
+                }
+                return;
             }
-            return;
-        }
-        if range.len() <= grain {
-            if !range.is_empty() {
-                body(range, self);
+            if range.len() <= grain {
+                if !range.is_empty() {
+                    body(range, self);
+                }
+                return;
             }
-            return;
+            if splits && self.deque.is_empty() {
+                let mid = range.start + range.len() / 2;
+                let (right, right_owner) = (body.clone(), owner.clone());
+                let end = range.end;
+                self.join(
+                    |w| w.parallel_for_in(range.start..mid, grain, body, owner),
+                    move |w| w.parallel_for_in(mid..end, grain, &right, &right_owner),
+                );
+                return;
+            }
+            let next = range.start + grain;
+            body(range.start..next, self);
+            range.start = next;
         }
-        let mid = range.start + range.len() / 2;
-        let (right, right_owner) = (body.clone(), owner.clone());
-        let end = range.end;
-        self.join(
-            |w| w.parallel_for_in(range.start..mid, grain, body, owner),
-            move |w| w.parallel_for_in(mid..end, grain, &right, &right_owner),
-        );
     }
 
     /// Runs `range` here, piece by piece, without splitting it.
