@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use crossbeam_utils::CachePadded;
 use rayon::prelude::*;
 use tailor_core::StealPolicy;
 use tailor_runtime::steal::{StealConfig, StealRuntime, Worker};
@@ -44,18 +45,32 @@ fn configure(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallT
 
 // ---- Parallel sum ----
 
-fn sum_ours(rt: &StealRuntime, data: &Arc<Vec<u64>>, grain: usize) -> u64 {
+/// One accumulator per worker thread, each on its own cache line, so that the sum
+/// measures scheduling rather than contention on one shared counter.
+fn slots(n: usize) -> Arc<Vec<CachePadded<AtomicU64>>> {
+    Arc::new(
+        (0..n)
+            .map(|_| CachePadded::new(AtomicU64::new(0)))
+            .collect(),
+    )
+}
+
+fn total(slots: &[CachePadded<AtomicU64>]) -> u64 {
+    slots.iter().map(|s| s.load(Ordering::Relaxed)).sum()
+}
+
+fn sum_ours(rt: &StealRuntime, n: usize, data: &Arc<Vec<u64>>, grain: usize) -> u64 {
     let data = data.clone();
     rt.submit(move |w: &Worker| {
-        let acc = Arc::new(AtomicU64::new(0));
+        let acc = slots(n);
         let body = {
             let (data, acc) = (data.clone(), acc.clone());
-            Arc::new(move |r: Range<usize>, _: &Worker| {
-                acc.fetch_add(data[r].iter().sum::<u64>(), Ordering::Relaxed);
+            Arc::new(move |r: Range<usize>, w: &Worker| {
+                acc[w.index()].fetch_add(data[r].iter().sum::<u64>(), Ordering::Relaxed);
             })
         };
         w.parallel_for(0..data.len(), grain, &body);
-        acc.load(Ordering::Relaxed)
+        total(&acc)
     })
     .unwrap()
     .wait()
@@ -67,11 +82,13 @@ fn sum_rayon_chunks(pool: &rayon::ThreadPool, data: &[u64], grain: usize) -> u64
     pool.install(|| data.par_chunks(grain).map(|c| c.iter().sum::<u64>()).sum())
 }
 
-/// The same recursive halving as `Worker::parallel_for`, accumulating the same way.
-fn halve_rayon(data: &[u64], range: Range<usize>, grain: usize, acc: &AtomicU64) {
+/// The same recursive halving as `Worker::parallel_for` without its lazy splitting,
+/// accumulating the same way.
+fn halve_rayon(data: &[u64], range: Range<usize>, grain: usize, acc: &[CachePadded<AtomicU64>]) {
     if range.len() <= grain.max(1) {
         if !range.is_empty() {
-            acc.fetch_add(data[range].iter().sum::<u64>(), Ordering::Relaxed);
+            let slot = rayon::current_thread_index().unwrap_or(0);
+            acc[slot].fetch_add(data[range].iter().sum::<u64>(), Ordering::Relaxed);
         }
         return;
     }
@@ -85,9 +102,9 @@ fn halve_rayon(data: &[u64], range: Range<usize>, grain: usize, acc: &AtomicU64)
 
 fn sum_rayon_join(pool: &rayon::ThreadPool, data: &[u64], grain: usize) -> u64 {
     pool.install(|| {
-        let acc = AtomicU64::new(0);
+        let acc = slots(pool.current_num_threads());
         halve_rayon(data, 0..data.len(), grain, &acc);
-        acc.load(Ordering::Relaxed)
+        total(&acc)
     })
 }
 
@@ -98,7 +115,7 @@ fn parallel_sum(c: &mut Criterion) {
     let rt = start_ours(n);
     let pool = start_rayon(n);
     for grain in SUM_GRAINS {
-        assert_eq!(sum_ours(&rt, &data, grain), expected);
+        assert_eq!(sum_ours(&rt, n, &data, grain), expected);
         assert_eq!(sum_rayon_chunks(&pool, &data, grain), expected);
         assert_eq!(sum_rayon_join(&pool, &data, grain), expected);
     }
@@ -108,7 +125,7 @@ fn parallel_sum(c: &mut Criterion) {
     for grain in SUM_GRAINS {
         let id = format!("parallel_sum/grain={grain}");
         g.bench_function(BenchmarkId::new(&id, "ours"), |b| {
-            b.iter(|| black_box(sum_ours(&rt, &data, grain)))
+            b.iter(|| black_box(sum_ours(&rt, n, &data, grain)))
         });
         g.bench_function(BenchmarkId::new(&id, "rayon_chunks"), |b| {
             b.iter(|| black_box(sum_rayon_chunks(&pool, &data, grain)))
