@@ -10,7 +10,7 @@ use tailor_core::{
     TAIL_CONTROL_TABLE_KIND,
 };
 use tailor_runtime::steal::{StealConfig, StealRuntime, Worker};
-use tailor_runtime::{RequestError, Shutdown, SubmitError};
+use tailor_runtime::{Handle, RequestError, Shutdown, SubmitError};
 
 fn table(threshold_ms: f64) -> Arc<TailControlTable> {
     Arc::new(TailControlTable {
@@ -121,15 +121,9 @@ fn a_panic_fails_only_its_request_even_in_a_stolen_half() {
 #[test]
 fn a_long_request_is_parallelized_when_alone() {
     let rt = start(2, StealPolicy::StealFirst);
-    let h = rt
-        .submit(|w: &Worker| {
-            let body = Arc::new(|_: std::ops::Range<usize>, _: &Worker| {
-                spin_for(Duration::from_millis(2))
-            });
-            w.parallel_for(0..40, 1, &body);
-        })
+    let done = submit_units(&rt, 40, Duration::from_millis(2))
+        .wait()
         .unwrap();
-    let done = h.wait().unwrap();
     assert_eq!(done.timing.max_degree, 2, "the idle worker steals");
 }
 
@@ -165,6 +159,15 @@ fn tail_control_marks_a_request_past_its_threshold_and_still_finishes_it() {
     assert_eq!(rt.serialized(), 0);
 }
 
+/// Submits a request that spins `unit` in each of `units` units of one parallel-for.
+fn submit_units(rt: &StealRuntime, units: usize, unit: Duration) -> Handle<()> {
+    rt.submit(move |w: &Worker| {
+        let body = Arc::new(move |_: std::ops::Range<usize>, _: &Worker| spin_for(unit));
+        w.parallel_for(0..units, 1, &body);
+    })
+    .unwrap()
+}
+
 /// Runs a 100-unit request of 2 ms units under tail-control with a 5 ms threshold on two
 /// workers, and a one-unit request submitted 20 ms later; returns the units each worker
 /// ran of the first (every unit must run exactly once) and the second one's latency.
@@ -189,14 +192,7 @@ fn marked_request_and_a_newcomer(dissolve: Dissolve) -> ([usize; 2], Duration) {
         .unwrap()
     };
     std::thread::sleep(Duration::from_millis(20));
-    let short = rt
-        .submit(|w: &Worker| {
-            let body = Arc::new(|_: std::ops::Range<usize>, _: &Worker| {
-                spin_for(Duration::from_millis(1))
-            });
-            w.parallel_for(0..1, 1, &body);
-        })
-        .unwrap();
+    let short = submit_units(&rt, 1, Duration::from_millis(1));
     let short = short.wait().unwrap().timing.latency_ms();
     long.wait().unwrap();
     assert!(

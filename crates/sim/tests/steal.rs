@@ -99,6 +99,20 @@ fn steal_first_finishes_older_requests_first_and_admit_first_starts_newer_ones()
     }
 }
 
+/// 100 ms requests arriving at `at` (ms) on 4 cores under tail-control, serialized past
+/// 20 ms of processed time.
+fn hundred_ms_requests(dissolve: Dissolve, at: Vec<f64>) -> SimOutput {
+    let n = at.len();
+    run_dissolving(
+        StealPolicy::TailControl(table(20.0)),
+        dissolve,
+        Demand::Const { ms: 100.0 },
+        Arrivals::Trace(at),
+        1.0,
+        n,
+    )
+}
+
 #[test]
 fn a_mark_lands_while_every_core_is_busy_and_prompt_gathers_the_pieces() {
     // A lone 100 ms request on 4 cores, serialized past 20 ms of processed time. The
@@ -106,16 +120,7 @@ fn a_mark_lands_while_every_core_is_busy_and_prompt_gathers_the_pieces() {
     // though no core is idle. Prompt dissolving leaves it one core, which finishes the
     // remaining 80 ms alone; lazy dissolving leaves each core its piece, so it still
     // ends near 25 ms, as under steal-first.
-    let go = |dissolve| {
-        run_dissolving(
-            StealPolicy::TailControl(table(20.0)),
-            dissolve,
-            Demand::Const { ms: 100.0 },
-            Arrivals::Trace(vec![0.0]),
-            1.0,
-            1,
-        )
-    };
+    let go = |dissolve| hundred_ms_requests(dissolve, vec![0.0]);
     let prompt = go(Dissolve::Prompt);
     assert_eq!(prompt.summary.serialized, Some(1));
     let f = prompt.records[0].finish_ms;
@@ -131,16 +136,7 @@ fn cores_freed_by_a_prompt_mark_serve_the_next_request() {
     // The first 100 ms request is marked at 5 ms; a second arrives at 10 ms. Prompt
     // dissolving has three idle cores, so it starts at once; lazy dissolving keeps them on
     // the first request's pieces until about 25 ms.
-    let go = |dissolve| {
-        run_dissolving(
-            StealPolicy::TailControl(table(20.0)),
-            dissolve,
-            Demand::Const { ms: 100.0 },
-            Arrivals::Trace(vec![0.0, 10.0]),
-            1.0,
-            2,
-        )
-    };
+    let go = |dissolve| hundred_ms_requests(dissolve, vec![0.0, 10.0]);
     let prompt = go(Dissolve::Prompt);
     let lazy = go(Dissolve::Lazy);
     assert!((prompt.records[1].start_ms - 10.0).abs() < 1e-9);
