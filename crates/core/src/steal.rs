@@ -56,14 +56,6 @@ impl Dissolve {
             )),
         }
     }
-
-    /// The name [`Dissolve::parse`] reads.
-    pub fn name(self) -> &'static str {
-        match self {
-            Dissolve::Prompt => "prompt",
-            Dissolve::Lazy => "lazy",
-        }
-    }
 }
 
 /// A work-stealing policy by its `POLICY` name.
