@@ -18,8 +18,9 @@
 //! (TBB and Cilk can suspend the continuation; safe Rust without stack switching
 //! cannot), so a marked request keeps the workers already blocked in its joins until
 //! those joins finish (a blocked join never steals from a marked request; only ranges of
-//! a parallel-for can be handed back, so plain joins dissolve lazily). A forked half is a boxed closure, so the half that may run
-//! elsewhere must be `'static` (`Arc` its data).
+//! a parallel-for can be handed back, so plain joins dissolve lazily). A forked half is
+//! a boxed closure, so the half that may run elsewhere must be `'static` (`Arc` its
+//! data).
 
 mod board;
 mod executor;

@@ -279,9 +279,13 @@ impl Worker {
         }
     }
 
-    /// Whether this worker's request is marked and dissolves promptly.
+    /// Whether this worker's request is marked and dissolves promptly. Only tail-control
+    /// marks requests, so the other policies skip the board on this per-piece path.
     fn dissolving(&self) -> bool {
-        self.shared.dissolve == Dissolve::Prompt && !self.shared.board.is_stealable(self.key.get())
+        let shared = &self.shared;
+        shared.dissolve == Dissolve::Prompt
+            && shared.policy.checks_pileup()
+            && !shared.board.is_stealable(self.key.get())
     }
 
     // ---- The worker loop (Fig. 5a) ----
