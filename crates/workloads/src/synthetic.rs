@@ -217,6 +217,38 @@ mod tests {
         assert!(SyntheticShape::from_speedup(&Speedup::table(vec![1.0, 2.0]).unwrap()).is_err());
     }
 
+    /// The span of `job` on `degree` threads when every unit takes its planned time: the
+    /// units dealt out evenly (they are equal, so any list schedule gives this), each
+    /// thread's join overhead, then the serial merge.
+    fn span_us(job: &SyntheticJob, degree: usize) -> f64 {
+        let per_thread = job.units.div_ceil(degree) as f64;
+        per_thread * job.unit_us
+            + job.shape.overhead_us
+            + job.shape.serial_fraction * job.work_ms * 1000.0
+    }
+
+    #[test]
+    fn the_units_give_the_model_speedup_on_an_ideal_machine() {
+        // The structure a live run times (the wall-clock check is `tailor profile`, recorded
+        // in BENCHMARKS.md): a request split this way has span work / s(d), up to one unit
+        // of rounding when the units do not divide evenly.
+        let spinner = Arc::new(Spinner::with_rate(1.0));
+        for f in [0.0, 0.05, 0.3, 1.0] {
+            for work_ms in [0.1, 1.0, 20.0, 333.3] {
+                let shape = SyntheticShape::amdahl(f);
+                let job = SyntheticJob::new(work_ms, shape, spinner.clone());
+                for degree in 1..=16 {
+                    let ideal = work_ms * 1000.0 / shape.speedup(work_ms, degree);
+                    let span = span_us(&job, degree);
+                    assert!(
+                        span >= ideal - 1e-6 && span <= ideal + job.unit_us + 1e-6,
+                        "f {f}, {work_ms} ms, degree {degree}: span {span} us, model {ideal} us"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn calibration_gives_a_positive_rate() {
         let s = Spinner::calibrate();
