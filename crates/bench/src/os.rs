@@ -37,8 +37,8 @@ pub enum GeneratorPriority {
 
 /// Makes the calling thread's sleeps precise (timer slack of 1 ns instead of the default
 /// 50 us) and gives it the highest priority the process may: real-time (SCHED_FIFO,
-/// priority 1), else nice -10. It only spins for the last 150 us before each release, so
-/// real time cannot starve the machine.
+/// priority 1), else nice -10. It sleeps between releases and never spins, so real time
+/// cannot starve the machine.
 pub fn prepare_generator_thread() -> GeneratorPriority {
     prepare_realtime_thread(1)
 }
