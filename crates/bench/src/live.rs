@@ -30,6 +30,12 @@ use crate::host::HostMeter;
 use crate::os::{self, GeneratorPriority};
 use crate::source::RequestSource;
 
+/// How often a live run samples the threads in use. Every wake-up takes a core from the
+/// server for a moment: sampling (and the hiccup meter) every millisecond cost about 1%
+/// of two cores, enough to move a tail at 75% load (BENCHMARKS.md, "Load generator
+/// precision").
+const SAMPLE_EVERY: Duration = Duration::from_millis(5);
+
 /// A live run's settings.
 #[derive(Debug, Clone)]
 pub struct LiveConfig {
@@ -404,13 +410,13 @@ pub fn run_live<S: RequestSource>(
             })
             .expect("the generator thread starts")
     };
-    // Sample the threads in use every millisecond until every request is done.
+    // Sample the threads in use every SAMPLE_EVERY until every request is done.
     let mut samples = 0u64;
     let mut thread_sum = 0u64;
     while !(generator.is_finished() && submitter.is_finished()) {
         thread_sum += runtime.metrics().threads_in_use as u64;
         samples += 1;
-        std::thread::sleep(Duration::from_millis(1));
+        std::thread::sleep(SAMPLE_EVERY);
     }
     let (release_error_us, generator_priority) =
         generator.join().expect("the generator does not panic");
@@ -418,7 +424,7 @@ pub fn run_live<S: RequestSource>(
     while handles.iter().flatten().any(|h| !h.is_done()) {
         thread_sum += runtime.metrics().threads_in_use as u64;
         samples += 1;
-        std::thread::sleep(Duration::from_millis(1));
+        std::thread::sleep(SAMPLE_EVERY);
     }
     let end = Instant::now();
     let host = meter.stop();
