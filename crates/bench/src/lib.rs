@@ -11,5 +11,8 @@ pub use live::{
     release_at, run_live, HeteroLive, LiveConfig, LiveError, LiveOutput, OPEN_LOOP_PREFIX,
 };
 pub use os::{prepare_generator_thread, process_cpu_seconds, GeneratorPriority};
-pub use profile::{measure_profile, ProfileConfig, PROFILE_METHOD};
+pub use profile::{
+    measure_profile, measure_profile_in_detail, MeasuredProfile, ProfileConfig, UnitTimes,
+    PROFILE_METHOD,
+};
 pub use source::{AsianSource, BlackScholesSource, RequestSource, SearchSource, SyntheticSource};

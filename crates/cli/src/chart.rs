@@ -1,22 +1,29 @@
-//! Latency charts like Figure 8 of the FM paper: p99 and mean against load, one line per
-//! policy, as SVG and PNG (plotters).
+//! Latency charts like Figure 8 of the FM paper: panels of p99 against load, one line per
+//! policy with each point's confidence interval as a bar, latency on a log scale, as SVG
+//! and PNG (plotters).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use tailor_core::Estimate;
 
-/// One measured point: (rps, p99 ms, mean ms).
-pub(crate) type Point = (f64, f64, f64);
-
-/// Picks a latency out of a point.
-type Metric = fn(&Point) -> f64;
+/// One point: (x, latency with its interval; a simulated point's interval is the point).
+pub(crate) type Point = (f64, Estimate);
 
 /// One policy's points.
 pub(crate) struct Series {
     pub(crate) label: String,
     pub(crate) points: Vec<Point>,
+}
+
+/// One panel of the chart.
+pub(crate) struct Panel {
+    pub(crate) title: String,
+    pub(crate) x_desc: String,
+    pub(crate) y_desc: String,
+    pub(crate) series: Vec<Series>,
 }
 
 /// Fonts tried for the text, in order: plotters draws text with a font it is given.
@@ -36,73 +43,89 @@ fn register_font() -> anyhow::Result<()> {
         .map_err(|_| anyhow::anyhow!("{path} is not a usable font"))
 }
 
-/// Writes `latency.svg` and `latency.png` into `dir`; returns their paths.
-pub(crate) fn write_charts(dir: &Path, series: &[Series]) -> anyhow::Result<Vec<PathBuf>> {
+/// Writes `latency.svg` and `latency.png` into `dir`, the panels side by side; returns
+/// their paths.
+pub(crate) fn write_charts(dir: &Path, panels: &[Panel]) -> anyhow::Result<Vec<PathBuf>> {
     register_font()?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let svg = dir.join("latency.svg");
     let png = dir.join("latency.png");
-    let size = (1200, 500);
-    draw(SVGBackend::new(&svg, size).into_drawing_area(), series)?;
-    draw(BitMapBackend::new(&png, size).into_drawing_area(), series)?;
+    let size = (560 * panels.len().max(1) as u32, 500);
+    draw(SVGBackend::new(&svg, size).into_drawing_area(), panels)?;
+    draw(BitMapBackend::new(&png, size).into_drawing_area(), panels)?;
     Ok(vec![png, svg])
 }
 
-fn draw<B: DrawingBackend>(root: DrawingArea<B, Shift>, series: &[Series]) -> anyhow::Result<()>
+fn draw<B: DrawingBackend>(root: DrawingArea<B, Shift>, panels: &[Panel]) -> anyhow::Result<()>
 where
     B::ErrorType: 'static,
 {
     let err = |e: DrawingAreaErrorKind<B::ErrorType>| anyhow::anyhow!("drawing: {e:?}");
     root.fill(&WHITE).map_err(err)?;
-    let panels = root.split_evenly((1, 2));
-    let rps_max = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
-        .fold(0.0, f64::max)
-        * 1.05;
-    let rps_min = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
-        .fold(f64::INFINITY, f64::min)
-        * 0.95;
-    let pick: [(&str, Metric); 2] = [
-        ("p99 latency (ms)", |p| p.1),
-        ("mean latency (ms)", |p| p.2),
-    ];
-    for (panel, (title, value)) in panels.iter().zip(pick) {
-        let top = series
-            .iter()
-            .flat_map(|s| s.points.iter().map(value))
-            .fold(0.0, f64::max)
-            * 1.1;
-        let mut chart = ChartBuilder::on(panel)
-            .caption(title, ("sans-serif", 22))
+    let areas = root.split_evenly((1, panels.len().max(1)));
+    for (area, panel) in areas.iter().zip(panels) {
+        let xs = || {
+            panel
+                .series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.0))
+        };
+        let x_max = xs().fold(0.0, f64::max) * 1.05;
+        let x_min = xs().fold(f64::INFINITY, f64::min) * 0.95;
+        let estimates = || {
+            panel
+                .series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.1))
+        };
+        let top = estimates().map(|e| e.high).fold(0.0, f64::max).max(1e-3) * 1.3;
+        let bottom = estimates()
+            .map(|e| e.low)
+            .filter(|&v| v > 0.0)
+            .fold(f64::INFINITY, f64::min)
+            .min(top / 2.0)
+            / 1.3;
+        let mut chart = ChartBuilder::on(area)
+            .caption(&panel.title, ("sans-serif", 20))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(55)
-            .build_cartesian_2d(rps_min..rps_max, 0.0..top.max(1e-3))
+            .build_cartesian_2d(x_min..x_max, (bottom..top).log_scale())
             .map_err(err)?;
         chart
             .configure_mesh()
-            .x_desc("offered load (queries/s)")
-            .y_desc(title)
+            .x_desc(panel.x_desc.as_str())
+            .y_desc(panel.y_desc.as_str())
             .draw()
             .map_err(err)?;
-        for (i, s) in series.iter().enumerate() {
+        for (i, s) in panel.series.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
+            let at = |v: f64| v.max(bottom);
             chart
                 .draw_series(LineSeries::new(
-                    s.points.iter().map(|p| (p.0, value(p))),
+                    s.points.iter().map(|p| (p.0, at(p.1.value))),
                     color.stroke_width(2),
                 ))
                 .map_err(err)?
                 .label(s.label.clone())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
             chart
+                .draw_series(s.points.iter().filter(|p| p.1.high > p.1.low).map(|p| {
+                    ErrorBar::new_vertical(
+                        p.0,
+                        at(p.1.low),
+                        at(p.1.value),
+                        at(p.1.high),
+                        color.stroke_width(1),
+                        6,
+                    )
+                }))
+                .map_err(err)?;
+            chart
                 .draw_series(
                     s.points
                         .iter()
-                        .map(|p| Circle::new((p.0, value(p)), 3, color.filled())),
+                        .map(|p| Circle::new((p.0, at(p.1.value)), 3, color.filled())),
                 )
                 .map_err(err)?;
         }

@@ -8,15 +8,23 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use tailor_bench::{measure_profile, run_live, LiveConfig, ProfileConfig, SearchSource};
-use tailor_core::{Arrivals, DemandProfile, Dissolve, Policy, RunSummary, Tables};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use tailor_bench::{run_live, LiveConfig, SearchSource};
+use tailor_core::{
+    Arrivals, Bootstrap, DemandProfile, Dissolve, Estimate, Policy, RunSummary, Tables, Verdict,
+};
 use tailor_plan::{plan_adaptive, plan_fm, AdaptiveParams, FmParams, FmProblem, WaitModel};
 use tailor_workloads::search::{PreparedSearch, GCIDE_DICT};
 
-use crate::chart::{write_charts, Series};
+use crate::chart::{write_charts, Panel, Series};
+use crate::demo_profile::query_profile;
 use crate::plan::Waits;
 use crate::progress::Bar;
+use crate::projection::{check_degree2, projected_profile, projection_degree, simulate_projection};
 use crate::search::SearchArgs;
+use crate::verdict::{cell, cell_json, noise_of, verdict, verdict_json, Cell, LoadVerdict, Run};
 
 /// How the demo prints its results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -44,8 +52,24 @@ pub(crate) struct DemoArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [0.3, 0.45, 0.6, 0.75, 0.9])]
     loads: Vec<f64>,
     /// Seconds of arrivals in each live run.
-    #[arg(long, default_value_t = 8.0)]
+    #[arg(long, default_value_t = 4.0)]
     seconds: f64,
+    /// Rounds: each runs every policy at every load once, in a shuffled order, so that a
+    /// slow minute of the machine falls on all policies alike.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+    /// Times a run that met noise (other programs or the hypervisor taking over 5% of
+    /// the cores, or a stall over 10 ms) is repeated before it is kept and flagged.
+    #[arg(long, default_value_t = 2)]
+    retries: usize,
+    /// A shorter demo (within about 3 minutes once built and profiled): 2 rounds of
+    /// 2-second runs at 30%, 60% and 90% load, and 5,000 requests per projected run.
+    /// Overrides --rounds, --seconds, --loads and --projected-requests.
+    #[arg(long)]
+    quick: bool,
+    /// Requests in each projected (simulated) run.
+    #[arg(long, default_value_t = 20_000)]
+    projected_requests: usize,
     /// Cores to plan for and measure against (default: the machine's).
     #[arg(long)]
     cores: Option<usize>,
@@ -56,6 +80,10 @@ pub(crate) struct DemoArgs {
     /// How FM's planner counts waits (see `tailor plan fm --help`).
     #[arg(long, value_enum, default_value_t = Waits::Running)]
     wait_model: Waits,
+    /// Use a query profile even when it was measured under bad conditions (other
+    /// programs or the hypervisor taking over 5% of the cores, or a stall over 10 ms).
+    #[arg(long)]
+    accept_noisy_profile: bool,
     /// Seed of the arrivals and of the queries each request runs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -63,6 +91,9 @@ pub(crate) struct DemoArgs {
     #[arg(long, default_value = "tailor-demo")]
     out_dir: PathBuf,
 }
+
+/// The core counts the demo projects to.
+const PROJECTED_CORES: [usize; 2] = [16, 64];
 
 /// The policies compared, in table order: (label, POLICY, tantivy executor threads).
 const POLICIES: [(&str, &str, Option<usize>); 5] = [
@@ -75,10 +106,17 @@ const POLICIES: [(&str, &str, Option<usize>); 5] = [
 
 /// FM's grid step and self-scheduling quantum, in ms: queries take 0.1 to 20 ms, so the
 /// paper's 5 ms would be longer than most of them.
-const STEP_MS: f64 = 0.25;
+pub(crate) const STEP_MS: f64 = 0.25;
 
-pub(crate) fn run(args: DemoArgs) -> anyhow::Result<()> {
+pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
     let started = Instant::now();
+    if args.quick {
+        args.rounds = 2;
+        args.seconds = 2.0;
+        args.loads = vec![0.3, 0.6, 0.9];
+        args.projected_requests = 5_000;
+    }
+    anyhow::ensure!(args.rounds >= 1, "--rounds must be at least 1");
     anyhow::ensure!(args.profiled >= 10, "--profiled must be at least 10");
     anyhow::ensure!(
         args.seconds.is_finite() && args.seconds > 0.0,
@@ -93,7 +131,7 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<()> {
     let cores = args
         .cores
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let phases = 5;
+    let phases = 6;
     let phase = |i: usize, what: &str| eprintln!("[{i}/{phases}] {what}");
 
     phase(1, "corpus, index and queries");
@@ -104,7 +142,14 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<()> {
         2,
         "profiling the queries alone at degrees 1 and 2 (tailor profile)",
     );
-    let profile = profile(&args, &prepared)?;
+    let measured = query_profile(
+        &prepared,
+        args.profiled,
+        args.repeat,
+        cores,
+        args.accept_noisy_profile,
+    )?;
+    let profile = measured.profile;
     let mean = profile.requests().iter().map(|r| r.seq_ms()).sum::<f64>()
         / profile.requests().len() as f64;
     eprintln!("    {}", Shape::of(&profile));
@@ -167,74 +212,225 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<()> {
     );
     let seq_ms: Vec<f64> = profile.requests().iter().map(|r| r.seq_ms()).collect();
     let queries = truncated(&prepared, seq_ms.len());
-    let bar = Bar::new("running", (POLICIES.len() * rates.len()) as u64);
-    let mut results: Vec<Vec<RunSummary>> = vec![Vec::new(); POLICIES.len()];
+    let one_run = |p: usize, rps: f64, seed: u64| -> anyhow::Result<Run> {
+        let (label, spec, executor) = POLICIES[p];
+        let count = ((rps * args.seconds) as usize).max(200);
+        let cfg = LiveConfig {
+            cores,
+            policy: Policy::parse(spec, &tables)?,
+            arrivals: Arrivals::Poisson,
+            rps,
+            requests: count,
+            seed,
+            quantum_ms: STEP_MS,
+            target_ms: None,
+            warmup: None,
+            workers: None,
+            steal: None,
+            dissolve: Dissolve::Prompt,
+            rayon: false,
+            hetero: None,
+        };
+        let mut source = SearchSource::random(
+            prepared.index.clone(),
+            queries.clone(),
+            Some(seq_ms.clone()),
+            count,
+            seed,
+        )
+        .map_err(anyhow::Error::msg)?;
+        if let Some(threads) = executor {
+            source = source
+                .on_tantivy_executor(threads)
+                .map_err(anyhow::Error::msg)?;
+        }
+        let mut out = run_live(&cfg, &Arc::new(source))
+            .with_context(|| format!("{label} at {rps:.0} queries/s"))?;
+        out.summary.policy = label.to_lowercase();
+        let measured = &out.records[out.summary.warmup.min(out.records.len())..];
+        let latencies: Vec<f64> = measured
+            .iter()
+            .map(|r| r.finish_ms - r.arrival_ms)
+            .collect();
+        let wall_ms = out.records.iter().map(|r| r.finish_ms).fold(0.0, f64::max);
+        let noise = noise_of(&out.summary, wall_ms);
+        Ok(Run {
+            summary: out.summary,
+            latencies,
+            noise,
+        })
+    };
+    let bar = Bar::new(
+        "running",
+        (args.rounds * POLICIES.len() * rates.len()) as u64,
+    );
+    // runs[p][l]: policy p's runs at load l, one per round.
+    let mut runs: Vec<Vec<Vec<Run>>> = (0..POLICIES.len())
+        .map(|_| (0..rates.len()).map(|_| Vec::new()).collect())
+        .collect();
+    let mut repeated = vec![vec![0usize; rates.len()]; POLICIES.len()];
+    let mut order: Vec<(usize, usize)> = (0..rates.len())
+        .flat_map(|l| (0..POLICIES.len()).map(move |p| (p, l)))
+        .collect();
     let mut done = 0;
-    for &rps in &rates {
-        for (p, (label, spec, executor)) in POLICIES.iter().enumerate() {
-            let count = ((rps * args.seconds) as usize).max(200);
-            let cfg = LiveConfig {
-                cores,
-                policy: Policy::parse(spec, &tables)?,
-                arrivals: Arrivals::Poisson,
-                rps,
-                requests: count,
-                seed: args.seed,
-                quantum_ms: STEP_MS,
-                target_ms: None,
-                warmup: None,
-                workers: None,
-                steal: None,
-                dissolve: Dissolve::Prompt,
-                rayon: false,
-                hetero: None,
-            };
-            let mut source = SearchSource::random(
-                prepared.index.clone(),
-                queries.clone(),
-                Some(seq_ms.clone()),
-                count,
-                args.seed,
-            )
-            .map_err(anyhow::Error::msg)?;
-            if let Some(threads) = executor {
-                source = source
-                    .on_tantivy_executor(*threads)
-                    .map_err(anyhow::Error::msg)?;
+    for round in 0..args.rounds {
+        // Every policy sees the same arrivals and queries within a round; rounds differ.
+        let seed = args.seed.wrapping_mul(1_000).wrapping_add(round as u64);
+        order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+        for &(p, l) in &order {
+            let mut run = one_run(p, rates[l], seed)?;
+            let mut tries = 0;
+            while let Some(why) = run.noise.as_ref().filter(|_| tries < args.retries) {
+                bar.println(format!(
+                    "    {} at {:.0} queries/s, round {}: {why}; running it again",
+                    POLICIES[p].0,
+                    rates[l],
+                    round + 1
+                ));
+                repeated[p][l] += 1;
+                tries += 1;
+                run = one_run(p, rates[l], seed)?;
             }
-            let mut out = run_live(&cfg, &Arc::new(source))
-                .with_context(|| format!("{label} at {rps:.0} queries/s"))?;
-            out.summary.policy = label.to_lowercase();
-            results[p].push(out.summary);
+            if let Some(why) = &run.noise {
+                bar.println(format!(
+                    "    {} at {:.0} queries/s, round {}: {why}; kept and flagged",
+                    POLICIES[p].0,
+                    rates[l],
+                    round + 1
+                ));
+            }
+            runs[p][l].push(run);
             done += 1;
             bar.set(done);
         }
     }
     bar.finish();
 
-    phase(5, "results");
-    match args.format {
-        DemoFormat::Json => {
-            for runs in &results {
-                for s in runs {
-                    println!("{}", serde_json::to_string(s)?);
-                }
-            }
-        }
-        DemoFormat::Table => print_table(&rates, &args.loads, &results),
-    }
-    let series: Vec<Series> = POLICIES
+    phase(
+        5,
+        &format!(
+            "projection to {} cores: each query's time at degree d from its segment times, \
+             then the simulator",
+            PROJECTED_CORES.map(|c| c.to_string()).join(" and ")
+        ),
+    );
+    let check = check_degree2(&profile, &measured.units);
+    eprintln!(
+        "    predicted against measured degree-2 times: median error {:.1}% on the longest \
+         {} queries, {:.1}% on all",
+        100.0 * check.longest_median_error,
+        check.longest,
+        100.0 * check.all_median_error
+    );
+    let degree = projection_degree(&measured.units);
+    let projected = projected_profile(&profile, &measured.units, degree)?;
+    let projections = PROJECTED_CORES
         .iter()
-        .zip(&results)
-        .map(|((label, _, _), runs)| Series {
-            label: label.to_string(),
-            points: runs
+        .map(|&c| {
+            simulate_projection(
+                &projected,
+                c,
+                &args.loads,
+                args.projected_requests,
+                args.seed,
+            )
+            .map(|runs| (c, runs))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+
+    phase(6, "results");
+    let boot = Bootstrap {
+        seed: args.seed,
+        ..Bootstrap::default()
+    };
+    let cells: Vec<Vec<Cell>> = runs
+        .iter()
+        .zip(&repeated)
+        .map(|(by_load, reps)| {
+            by_load
                 .iter()
-                .map(|s| (s.rps, s.latency_ms.p99, s.latency_ms.mean))
-                .collect(),
+                .zip(reps)
+                .map(|(r, &n)| cell(r, n, &boot))
+                .collect()
         })
         .collect();
-    match write_charts(&args.out_dir, &series) {
+    let fm = POLICIES.len() - 1;
+    let verdicts: Vec<LoadVerdict> = (0..rates.len())
+        .map(|l| {
+            let peers: Vec<&[Run]> = runs[..fm].iter().map(|r| r[l].as_slice()).collect();
+            verdict(args.loads[l], rates[l], &runs[fm][l], &peers, &boot)
+        })
+        .collect();
+    match args.format {
+        DemoFormat::Json => {
+            for (p, by_load) in runs.iter().enumerate() {
+                for (l, r) in by_load.iter().enumerate() {
+                    println!("{}", cell_json(r, &cells[p][l])?);
+                }
+            }
+            for (_, runs) in &projections {
+                for summary in runs.iter().flat_map(|(_, by_load)| by_load) {
+                    println!("{}", serde_json::to_string(summary)?);
+                }
+            }
+            println!("{}", verdict_json(&verdicts));
+        }
+        DemoFormat::Table => {
+            print_table(&rates, &args.loads, &cells, &verdicts);
+            for (c, runs) in &projections {
+                print_projection(*c, degree, &args.loads, runs);
+            }
+        }
+    }
+    let percent = |load: f64| 100.0 * load;
+    let mut panels = vec![Panel {
+        title: format!("live, {cores} cores (95% intervals)"),
+        x_desc: "load (% of SEQ's capacity)".into(),
+        y_desc: "p99 latency (ms)".into(),
+        series: POLICIES
+            .iter()
+            .zip(&cells)
+            .map(|((label, _, _), cells)| Series {
+                label: label.to_string(),
+                points: args
+                    .loads
+                    .iter()
+                    .zip(cells)
+                    .map(|(&l, c)| (percent(l), c.p99))
+                    .collect(),
+            })
+            .collect(),
+    }];
+    for (c, runs) in &projections {
+        panels.push(Panel {
+            title: format!("projected, {c} cores (simulator)"),
+            x_desc: "load (% of SEQ's capacity)".into(),
+            y_desc: "p99 latency (ms)".into(),
+            series: runs
+                .iter()
+                .map(|(label, by_load)| Series {
+                    label: label.clone(),
+                    points: args
+                        .loads
+                        .iter()
+                        .zip(by_load)
+                        .map(|(&l, s)| {
+                            let p99 = s.latency_ms.p99;
+                            (
+                                percent(l),
+                                Estimate {
+                                    value: p99,
+                                    low: p99,
+                                    high: p99,
+                                },
+                            )
+                        })
+                        .collect(),
+                })
+                .collect(),
+        });
+    }
+    match write_charts(&args.out_dir, &panels) {
         Ok(paths) => {
             for p in paths {
                 eprintln!("chart: {}", p.display());
@@ -275,46 +471,6 @@ fn ensure_corpus(search: &SearchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Measures the profile of the first `--profiled` queries, or reuses the one kept from
-/// the same settings.
-fn profile(args: &DemoArgs, prepared: &PreparedSearch) -> anyhow::Result<DemandProfile> {
-    let count = args.profiled.min(prepared.queries.len());
-    let stem = prepared
-        .queries_path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let path = prepared.queries_path.with_file_name(format!(
-        "profile-{stem}-{count}p-r{}-m{}.csv",
-        args.repeat,
-        tailor_bench::PROFILE_METHOD
-    ));
-    if let Ok(profile) = DemandProfile::read(&path) {
-        if profile.requests().len() == count && profile.max_degree() >= 2 {
-            eprintln!("    reused {}", path.display());
-            return Ok(profile);
-        }
-    }
-    let mut queries = prepared.queries.clone();
-    queries.truncate(count);
-    let source =
-        SearchSource::each_query(prepared.index.clone(), queries).map_err(anyhow::Error::msg)?;
-    let cfg = ProfileConfig {
-        requests: count,
-        max_degree: 2,
-        repeat: args.repeat,
-    };
-    let bar = Bar::new("profiling", count as u64);
-    let profile = measure_profile(&cfg, &source, |done, total| bar.set_of(done, total))?;
-    bar.finish();
-    let mut file = std::io::BufWriter::new(
-        std::fs::File::create(&path).with_context(|| format!("cannot write {}", path.display()))?,
-    );
-    profile.write(&mut file)?;
-    eprintln!("    wrote {}", path.display());
-    Ok(profile)
-}
-
 /// Plans FM (n = 2) and Adaptive from the profile.
 fn plan(args: &DemoArgs, profile: &DemandProfile, cores: usize) -> anyhow::Result<Tables> {
     let longest = profile
@@ -353,31 +509,104 @@ fn plan(args: &DemoArgs, profile: &DemandProfile, cores: usize) -> anyhow::Resul
     })
 }
 
-/// The comparison table: p99 and mean per policy and load, and FM against the best peer.
-fn print_table(rates: &[f64], loads: &[f64], results: &[Vec<RunSummary>]) {
-    let mut header = format!("{:>5} {:>7}", "load", "rps");
+/// The comparison tables: p99 and mean per policy and load with their intervals, and FM
+/// against the best peer with the verdict. A `*` marks a cell with a run kept although
+/// noisy.
+fn print_table(rates: &[f64], loads: &[f64], cells: &[Vec<Cell>], verdicts: &[LoadVerdict]) {
+    let rounds = cells[0][0].runs;
+    let mut header = format!("{:>5} {:>6}", "load", "rps");
     for (label, _, _) in POLICIES {
-        header.push_str(&format!(" | {label:>18}"));
+        header.push_str(&format!(" | {label:>20}"));
     }
-    header.push_str(" | FM p99 vs best peer");
-    println!("p99 / mean latency in ms");
-    println!("{header}");
-    for (i, (&rps, &load)) in rates.iter().zip(loads).enumerate() {
-        let mut line = format!("{:>4.0}% {rps:>7.0}", load * 100.0);
-        for runs in results {
-            let s = &runs[i];
-            line.push_str(&format!(
-                " | {:>18}",
-                format!("{:.2} / {:.2}", s.latency_ms.p99, s.latency_ms.mean)
-            ));
+    type Pick = fn(&Cell) -> &Estimate;
+    let tables: [(&str, Pick); 2] = [("p99", |c| &c.p99), ("mean", |c| &c.mean)];
+    for (what, pick) in tables {
+        println!(
+            "{what} latency in ms, [95% interval] over {rounds} rounds (block bootstrap over requests)"
+        );
+        println!("{header}");
+        for (i, (&rps, &load)) in rates.iter().zip(loads).enumerate() {
+            let mut line = format!("{:>4.0}% {rps:>6.0}", load * 100.0);
+            for by_load in cells {
+                let c = &by_load[i];
+                let e = pick(c);
+                let flag = if c.noisy > 0 { "*" } else { " " };
+                line.push_str(&format!(
+                    " | {:>20}",
+                    format!(
+                        "{} [{}, {}]{flag}",
+                        short(e.value),
+                        short(e.low),
+                        short(e.high)
+                    )
+                ));
+            }
+            println!("{line}");
         }
-        let fm = results[POLICIES.len() - 1][i].latency_ms.p99;
-        let best = results[..POLICIES.len() - 1]
+        println!();
+    }
+    println!("FM's p99 against the best other policy's, [95% interval]:");
+    for v in verdicts {
+        println!(
+            "{:>4.0}% {:>6.0} | {:.2}x [{:.2}, {:.2}] {}",
+            v.load * 100.0,
+            v.rps,
+            v.ratio.value,
+            v.ratio.low,
+            v.ratio.high,
+            match v.verdict {
+                Verdict::Better => "better",
+                Verdict::Same => "no significant difference",
+                Verdict::Worse => "worse",
+            }
+        );
+    }
+    if cells.iter().flatten().any(|c| c.noisy > 0) {
+        println!("* a run of this cell met noise on the machine even after its retries (stderr says which)");
+    }
+}
+
+/// The projected p99s at `cores` cores, and FM's against the best other policy's.
+fn print_projection(
+    cores: usize,
+    degree: usize,
+    loads: &[f64],
+    runs: &[(String, Vec<RunSummary>)],
+) {
+    println!();
+    println!(
+        "projected p99 in ms at {cores} cores (the simulator; each query's times at degrees 2 \
+         to {degree} predicted from its segment times)"
+    );
+    let mut header = format!("{:>5}", "load");
+    for (label, _) in runs {
+        header.push_str(&format!(" | {label:>9}"));
+    }
+    header.push_str(" | FM vs best");
+    println!("{header}");
+    let fm = runs.len() - 1;
+    for (l, &load) in loads.iter().enumerate() {
+        let mut line = format!("{:>4.0}%", load * 100.0);
+        for (_, by_load) in runs {
+            line.push_str(&format!(" | {:>9}", short(by_load[l].latency_ms.p99)));
+        }
+        let best = runs[..fm]
             .iter()
-            .map(|runs| runs[i].latency_ms.p99)
+            .map(|(_, r)| r[l].latency_ms.p99)
             .fold(f64::INFINITY, f64::min);
-        line.push_str(&format!(" | {:.2}x", fm / best));
+        line.push_str(&format!(" | {:.2}x", runs[fm].1[l].latency_ms.p99 / best));
         println!("{line}");
+    }
+}
+
+/// A latency in three significant figures.
+fn short(ms: f64) -> String {
+    if ms >= 100.0 {
+        format!("{ms:.0}")
+    } else if ms >= 10.0 {
+        format!("{ms:.1}")
+    } else {
+        format!("{ms:.2}")
     }
 }
 

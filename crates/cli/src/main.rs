@@ -2,15 +2,18 @@
 
 mod chart;
 mod demo;
+mod demo_profile;
 mod emulate;
 mod plan;
 mod plan_eetl;
 mod profile;
 mod progress;
+mod projection;
 mod run;
 mod search;
 mod serve;
 mod simulate;
+mod verdict;
 
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};

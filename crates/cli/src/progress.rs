@@ -30,6 +30,15 @@ impl Bar {
         self.0.set_position(done as u64);
     }
 
+    /// Prints a line above the bar (on stderr, even when the bar is hidden).
+    pub(crate) fn println(&self, line: String) {
+        if self.0.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            self.0.println(line);
+        }
+    }
+
     /// Clears the bar.
     pub(crate) fn finish(self) {
         self.0.finish_and_clear();

@@ -6,6 +6,7 @@
 
 mod arrivals;
 mod baselines;
+mod bootstrap;
 mod control;
 mod csvfile;
 mod demand;
@@ -25,6 +26,7 @@ mod table;
 
 pub use arrivals::{parse_trace, read_trace, ArrivalError, ArrivalStream, Arrivals, Phase};
 pub use baselines::{oblivious_moves, rc_moves, RcRequest};
+pub use bootstrap::{mean_ci, quantile_ci, ratio_to_best_ci, Bootstrap, Estimate, Verdict};
 pub use control::{
     identify_schedule, EetlController, EetlPlan, GainSet, Reactive, EETL_PLAN_KIND,
     IDENTIFY_LEVELS, RISE_WINDOWS,
@@ -39,14 +41,14 @@ pub use hetero::{
 };
 pub use job::Job;
 pub use policy::{Admission, Policy, Tables};
-pub use profile::{DemandProfile, RequestProfile};
+pub use profile::{DemandProfile, ProfileConditions, RequestProfile};
 pub use s2f::{HeteroPolicy, HETERO_POLICY_FORMS};
 pub use shapes::Shape;
 pub use speedup::{Speedup, SpeedupSpec};
 pub use steal::{Dissolve, StealAdmission, StealPolicy, STEAL_POLICY_NAMES};
 pub use summary::{
     degree_stats, exact_quantile, phase_stats, DegreeStats, EnergySummary, EpochStats, HostStats,
-    LatencyRecorder, LatencyStats, PhaseStats, RunSummary,
+    LatencyRecorder, LatencyStats, PhaseStats, RunSummary, NOISE_CPU_SHARE, NOISE_STALL_MS,
 };
 pub use table::{
     AdaptiveRow, AdaptiveTable, IntervalRow, IntervalTable, TailControlRow, TailControlTable,

@@ -7,8 +7,40 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::Path;
 
+use serde::{Deserialize, Serialize};
+
 use crate::csvfile::{fmt_number, read_text, CsvFile};
 use crate::error::{Location, ReadError, ReadErrorKind};
+use crate::summary::HostStats;
+
+/// The conditions a profile was measured under: the machine's cores, and what the
+/// hypervisor, other programs and stalls took meanwhile. Kept beside a profile as JSON,
+/// so that a profile measured on a busy machine is not planned from unawares.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ProfileConditions {
+    /// The machine's cores.
+    pub cores: usize,
+    /// How long the measurement took, ms.
+    pub wall_ms: f64,
+    /// Steal, other processes' CPU and stalls over the measurement.
+    pub host: HostStats,
+}
+
+impl ProfileConditions {
+    /// Why a profile measured under these conditions should not be used on a machine of
+    /// `cores` cores, or `None` when it may.
+    pub fn problem(&self, cores: usize) -> Option<String> {
+        if self.cores != cores {
+            return Some(format!(
+                "it was measured on {} cores and this machine has {cores}",
+                self.cores
+            ));
+        }
+        self.host
+            .noise(self.wall_ms, self.cores)
+            .map(|why| format!("while it was measured, {why}"))
+    }
+}
 
 /// One profiled request: its execution time alone on an idle machine at each degree.
 #[derive(Debug, Clone, PartialEq)]

@@ -205,10 +205,41 @@ pub struct HostStats {
     /// CPU time, summed over all CPUs, that the hypervisor ran others while this
     /// machine's CPUs had work (`steal` in /proc/stat), ms; `None` where not reported.
     pub steal_ms: Option<f64>,
+    /// CPU time, summed over all CPUs, that other processes on this machine used (busy
+    /// time in /proc/stat less this process's own), ms; `None` where not reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_cpu_ms: Option<f64>,
     /// The longest hiccup: how much later than asked the real-time meter woke, ms.
     pub max_hiccup_ms: f64,
     /// Time lost in hiccups over the meter's hiccup threshold (2 ms), summed, ms.
     pub hiccup_ms: f64,
+}
+
+/// A span counts as noisy when other programs and the hypervisor together took more than
+/// this share of its core time (steal plus other processes' CPU, over cores x wall).
+pub const NOISE_CPU_SHARE: f64 = 0.05;
+/// ... or when the hiccup meter's real-time thread stalled longer than this, ms.
+pub const NOISE_STALL_MS: f64 = 10.0;
+
+impl HostStats {
+    /// Why a span of `wall_ms` on `cores` cores with these figures counts as noisy (see
+    /// [`NOISE_CPU_SHARE`] and [`NOISE_STALL_MS`]), or `None` when it was quiet.
+    pub fn noise(&self, wall_ms: f64, cores: usize) -> Option<String> {
+        let core_ms = wall_ms.max(1.0) * cores.max(1) as f64;
+        let steal = self.steal_ms.unwrap_or(0.0);
+        let others = self.other_cpu_ms.unwrap_or(0.0);
+        let share = (steal + others) / core_ms;
+        if share > NOISE_CPU_SHARE {
+            return Some(format!(
+                "other programs and the hypervisor took {:.0}% of the cores (steal {steal:.0} \
+                 ms, other processes {others:.0} ms, over {:.1} s)",
+                100.0 * share,
+                wall_ms / 1000.0
+            ));
+        }
+        (self.max_hiccup_ms > NOISE_STALL_MS)
+            .then(|| format!("the machine stalled for {:.0} ms", self.max_hiccup_ms))
+    }
 }
 
 /// One control epoch of a controlled run.

@@ -1,0 +1,260 @@
+//! The demo's projection to bigger servers: each profiled query's time at degree d,
+//! predicted from its measured units (index segments) and merge by list scheduling,
+//! checked against the measured degree-2 times; then that profile simulated at 16 and
+//! 64 cores under FM, Adaptive, SEQ, FIX-N and an executor-style peer (every query on
+//! all its segments at once, the cores shared).
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use rayon::prelude::*;
+use tailor_bench::UnitTimes;
+use tailor_core::{
+    Arrivals, Demand, DemandModel, DemandProfile, Policy, RequestProfile, RunSummary, Tables,
+};
+use tailor_plan::{plan_adaptive, plan_fm, AdaptiveParams, FmParams, FmProblem, WaitModel};
+use tailor_sim::{simulate, SimConfig};
+
+/// A query's time at `degree` predicted from its degree-1 parts: its units scheduled on
+/// `degree` threads by Graham's list scheduling in unit order (each unit to the thread
+/// that is free first), then its merge, then the rest of its measured t1 (joining and
+/// claiming, which the units' own times leave out) as serial time.
+///
+/// The order is the runtime's: a request's threads claim the next unclaimed unit
+/// (`tailor_core::Job`), so unit k starts on whichever thread finished first. Longest-
+/// first (LPT) would predict a shorter time than the runtime achieves, since the
+/// runtime does not know the units' lengths in advance.
+pub(crate) fn predicted_ms(units: &UnitTimes, t1_ms: f64, degree: usize) -> f64 {
+    let parts: f64 = units.units_ms.iter().sum::<f64>() + units.merge_ms;
+    let rest = (t1_ms - parts).max(0.0);
+    let threads = degree.clamp(1, units.units_ms.len().max(1));
+    let mut free = vec![0.0f64; threads];
+    for &unit in &units.units_ms {
+        let first = (0..threads)
+            .min_by(|&a, &b| free[a].total_cmp(&free[b]))
+            .expect("at least one thread");
+        free[first] += unit;
+    }
+    free.iter().copied().fold(0.0, f64::max) + units.merge_ms + rest
+}
+
+/// How well the prediction matches the measured degree-2 times.
+pub(crate) struct Check {
+    /// Median of |predicted t2 - measured t2| / measured t2 over the longest 10% by t1.
+    pub(crate) longest_median_error: f64,
+    /// The same over all queries.
+    pub(crate) all_median_error: f64,
+    /// Queries in the longest 10%.
+    pub(crate) longest: usize,
+}
+
+/// Compares the predicted degree-2 times with the measured ones.
+pub(crate) fn check_degree2(profile: &DemandProfile, units: &[UnitTimes]) -> Check {
+    let mut rows: Vec<(f64, f64)> = profile
+        .requests()
+        .iter()
+        .zip(units)
+        .map(|(r, u)| {
+            let measured = r.times_ms[1];
+            let predicted = predicted_ms(u, r.seq_ms(), 2);
+            (r.seq_ms(), (predicted - measured).abs() / measured)
+        })
+        .collect();
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        tailor_core::exact_quantile(&v, 0.5)
+    };
+    let all = median(rows.iter().map(|r| r.1).collect());
+    rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let longest = (rows.len() / 10).max(1);
+    Check {
+        longest_median_error: median(rows[rows.len() - longest..].iter().map(|r| r.1).collect()),
+        all_median_error: all,
+        longest,
+    }
+}
+
+/// The profile with degrees 1..=`max_degree`: t1 as measured, the rest predicted.
+pub(crate) fn projected_profile(
+    profile: &DemandProfile,
+    units: &[UnitTimes],
+    max_degree: usize,
+) -> anyhow::Result<DemandProfile> {
+    let requests = profile
+        .requests()
+        .iter()
+        .zip(units)
+        .map(|(r, u)| RequestProfile {
+            id: r.id.clone(),
+            times_ms: (1..=max_degree)
+                .map(|d| {
+                    if d == 1 {
+                        r.seq_ms()
+                    } else {
+                        predicted_ms(u, r.seq_ms(), d)
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    DemandProfile::new(requests).map_err(|e| anyhow::anyhow!("the projected profile: {e}"))
+}
+
+/// The projected profile's highest degree: as many threads as a query has units (more
+/// would idle), at most 16.
+pub(crate) fn projection_degree(units: &[UnitTimes]) -> usize {
+    units
+        .iter()
+        .map(|u| u.units_ms.len())
+        .max()
+        .unwrap_or(1)
+        .clamp(1, 16)
+}
+
+/// The highest degree FM and Adaptive may give a request: 4, the FM paper's maximum
+/// degree for Lucene and Bing (§6.1; its Lucene speedups are flat beyond it). The
+/// planner's search also grows as its grid to the power n - 2, so a higher n would not
+/// plan in the demo's time.
+const PLANNED_DEGREE: usize = 4;
+
+/// Simulates the projected profile at `cores` cores at each load (fractions of SEQ's
+/// capacity, cores / mean t1), for every policy; returns (label, summaries by load).
+pub(crate) fn simulate_projection(
+    profile: &DemandProfile,
+    cores: usize,
+    loads: &[f64],
+    requests: usize,
+    seed: u64,
+) -> anyhow::Result<Vec<(String, Vec<RunSummary>)>> {
+    let max_degree = profile.max_degree().min(PLANNED_DEGREE);
+    let mean_ms = profile.requests().iter().map(|r| r.seq_ms()).sum::<f64>()
+        / profile.requests().len() as f64;
+    let longest = profile
+        .requests()
+        .iter()
+        .map(|r| r.seq_ms())
+        .fold(0.0, f64::max);
+    let step_ms = super::demo::STEP_MS;
+    let fm = plan_fm(
+        &FmProblem::new(
+            profile,
+            FmParams {
+                max_degree,
+                target_parallelism: cores as f64,
+                step_ms,
+                max_interval_ms: ((longest / step_ms).ceil() * step_ms).max(step_ms),
+                percentile: 0.99,
+                max_load: 2 * cores,
+                wait_model: WaitModel::Running,
+            },
+        )?,
+        None,
+    )?;
+    let adaptive = plan_adaptive(
+        profile,
+        &AdaptiveParams {
+            max_degree,
+            target_parallelism: cores as f64,
+            max_load: 2 * cores,
+        },
+    )?;
+    let tables = Tables {
+        fm: Some(Arc::new(fm)),
+        adaptive: Some(Arc::new(adaptive)),
+        tail_control: None,
+        eetl: None,
+    };
+    let mut policies: Vec<(String, Policy)> = vec![("SEQ".into(), Policy::Seq)];
+    for n in [2, 4].into_iter().filter(|&n| n <= max_degree) {
+        policies.push((format!("FIX-{n}"), Policy::Fix { degree: n }));
+    }
+    // The executor-style peer, as tantivy's executor runs a query: on all its segments
+    // at once, whatever the load, the cores shared among the threads.
+    let all = profile.max_degree();
+    policies.push((format!("FIX-{all}"), Policy::Fix { degree: all }));
+    policies.push(("Adaptive".into(), Policy::parse("adaptive", &tables)?));
+    policies.push(("FM".into(), Policy::parse("fm", &tables)?));
+    let demand = DemandModel::new(Demand::Profile(Arc::new(profile.clone())), None)?;
+    let capacity = cores as f64 * 1000.0 / mean_ms;
+    let jobs: Vec<(usize, usize)> = (0..policies.len())
+        .flat_map(|p| (0..loads.len()).map(move |l| (p, l)))
+        .collect();
+    let runs: Vec<RunSummary> = jobs
+        .par_iter()
+        .map(|&(p, l)| {
+            let mut cfg = SimConfig::new(
+                cores,
+                Policy::Seq,
+                demand.clone(),
+                Arrivals::Poisson,
+                loads[l] * capacity,
+                requests,
+                seed,
+            );
+            cfg.quantum_ms = step_ms;
+            let (label, policy) = &policies[p];
+            cfg.policy = policy.clone();
+            let mut out =
+                simulate(&cfg).with_context(|| format!("simulating {label} at {cores} cores"))?;
+            out.summary.policy = label.to_lowercase();
+            Ok(out.summary)
+        })
+        .collect::<anyhow::Result<_>>()?;
+    Ok(policies
+        .into_iter()
+        .enumerate()
+        .map(|(p, (label, _))| (label, runs[p * loads.len()..(p + 1) * loads.len()].to_vec()))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn units(ms: &[f64], merge: f64) -> UnitTimes {
+        UnitTimes {
+            units_ms: ms.to_vec(),
+            merge_ms: merge,
+        }
+    }
+
+    #[test]
+    fn list_scheduling_follows_the_claiming_order() {
+        let u = units(&[4.0, 1.0, 1.0, 1.0, 3.0], 0.5);
+        // Degree 1: the parts, plus the rest of t1 as serial time.
+        assert_eq!(predicted_ms(&u, 11.0, 1), 11.0);
+        // Degree 2, in order: A takes 4; B takes 1, 1, 1 (free at 3) then 3 (free at 6).
+        assert_eq!(predicted_ms(&u, 10.5, 2), 6.5);
+        // Five or more threads: the longest unit.
+        assert_eq!(predicted_ms(&u, 10.5, 5), 4.5);
+        assert_eq!(predicted_ms(&u, 10.5, 64), 4.5);
+        // A request of only its merge.
+        assert_eq!(predicted_ms(&units(&[], 2.0), 2.0, 4), 2.0);
+    }
+
+    #[test]
+    fn the_check_compares_the_longest_tenth() {
+        let rows: Vec<(f64, f64)> = (1..=20).map(|i| (i as f64, i as f64 / 2.0)).collect();
+        let profile = DemandProfile::new(
+            rows.iter()
+                .enumerate()
+                .map(|(i, &(t1, t2))| RequestProfile {
+                    id: format!("q{i}"),
+                    times_ms: vec![t1, t2],
+                })
+                .collect(),
+        )
+        .unwrap();
+        // Two equal units: predicted t2 = t1 / 2, exact.
+        let exact: Vec<UnitTimes> = rows
+            .iter()
+            .map(|&(t1, _)| units(&[t1 / 2.0, t1 / 2.0], 0.0))
+            .collect();
+        let c = check_degree2(&profile, &exact);
+        assert_eq!(c.longest, 2);
+        assert!(c.longest_median_error < 1e-12 && c.all_median_error < 1e-12);
+        // One unit: predicted t2 = t1, 100% off.
+        let serial: Vec<UnitTimes> = rows.iter().map(|&(t1, _)| units(&[t1], 0.0)).collect();
+        assert!((check_degree2(&profile, &serial).longest_median_error - 1.0).abs() < 1e-12);
+    }
+}
