@@ -165,22 +165,13 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
     // utilization, measured from process CPU time, says how much each query really costs.
     let profiled_capacity = cores as f64 * 1000.0 / mean;
     let probe_rps = 0.5 * profiled_capacity;
-    let probe = LiveConfig {
+    let probe = live_config(
         cores,
-        policy: Policy::Seq,
-        arrivals: Arrivals::Poisson,
-        rps: probe_rps,
-        requests: ((probe_rps * 3.0) as usize).max(200),
-        seed: args.seed,
-        quantum_ms: STEP_MS,
-        target_ms: None,
-        warmup: None,
-        workers: None,
-        steal: None,
-        dissolve: Dissolve::Prompt,
-        rayon: false,
-        hetero: None,
-    };
+        Policy::Seq,
+        probe_rps,
+        ((probe_rps * 3.0) as usize).max(200),
+        args.seed,
+    );
     let probe_source = SearchSource::random(
         prepared.index.clone(),
         truncated(&prepared, profile.requests().len()),
@@ -215,22 +206,7 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
     let one_run = |p: usize, rps: f64, seed: u64| -> anyhow::Result<Run> {
         let (label, spec, executor) = POLICIES[p];
         let count = ((rps * args.seconds) as usize).max(200);
-        let cfg = LiveConfig {
-            cores,
-            policy: Policy::parse(spec, &tables)?,
-            arrivals: Arrivals::Poisson,
-            rps,
-            requests: count,
-            seed,
-            quantum_ms: STEP_MS,
-            target_ms: None,
-            warmup: None,
-            workers: None,
-            steal: None,
-            dissolve: Dissolve::Prompt,
-            rayon: false,
-            hetero: None,
-        };
+        let cfg = live_config(cores, Policy::parse(spec, &tables)?, rps, count, seed);
         let mut source = SearchSource::random(
             prepared.index.clone(),
             queries.clone(),
@@ -440,6 +416,27 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
     }
     eprintln!("done in {:.0} s", started.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// A live run of the search service: Poisson arrivals, FM's quantum, the defaults
+/// otherwise.
+fn live_config(cores: usize, policy: Policy, rps: f64, requests: usize, seed: u64) -> LiveConfig {
+    LiveConfig {
+        cores,
+        policy,
+        arrivals: Arrivals::Poisson,
+        rps,
+        requests,
+        seed,
+        quantum_ms: STEP_MS,
+        target_ms: None,
+        warmup: None,
+        workers: None,
+        steal: None,
+        dissolve: Dissolve::Prompt,
+        rayon: false,
+        hetero: None,
+    }
 }
 
 /// The first `count` queries: the profiled ones.

@@ -31,9 +31,14 @@ pub(crate) struct Cell {
     pub(crate) repeated: usize,
 }
 
+/// The runs' latencies, one list per run, as the bootstrap takes them.
+fn samples(runs: &[Run]) -> Vec<Vec<f64>> {
+    runs.iter().map(|r| r.latencies.clone()).collect()
+}
+
 /// The bootstrap of one cell's runs.
 pub(crate) fn cell(runs: &[Run], repeated: usize, cfg: &Bootstrap) -> Cell {
-    let samples: Vec<Vec<f64>> = runs.iter().map(|r| r.latencies.clone()).collect();
+    let samples = samples(runs);
     Cell {
         p99: quantile_ci(&samples, 0.99, cfg),
         mean: mean_ci(&samples, cfg),
@@ -59,8 +64,6 @@ pub(crate) fn verdict(
     peers: &[&[Run]],
     cfg: &Bootstrap,
 ) -> LoadVerdict {
-    let samples =
-        |runs: &[Run]| -> Vec<Vec<f64>> { runs.iter().map(|r| r.latencies.clone()).collect() };
     let peer_samples: Vec<Vec<Vec<f64>>> = peers.iter().map(|p| samples(p)).collect();
     let peer_refs: Vec<&[Vec<f64>]> = peer_samples.iter().map(|p| p.as_slice()).collect();
     let ratio = ratio_to_best_ci(&samples(ours), &peer_refs, 0.99, cfg);

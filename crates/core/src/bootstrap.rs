@@ -11,6 +11,8 @@
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::summary::quantile_in_place;
+
 /// How to bootstrap.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bootstrap {
@@ -79,15 +81,6 @@ impl Verdict {
             Verdict::Worse => "worse",
         }
     }
-}
-
-/// The `q` quantile of `values` (the ceil(q n)-th smallest), reordering them.
-fn quantile_in_place(values: &mut [f64], q: f64) -> f64 {
-    if values.is_empty() {
-        return 0.0;
-    }
-    let k = ((q * values.len() as f64 - 1e-9).ceil() as usize).clamp(1, values.len());
-    *values.select_nth_unstable_by(k - 1, f64::total_cmp).1
 }
 
 /// One moving-block resample of every run, pooled into `out`.

@@ -349,13 +349,16 @@ pub fn phase_stats(phases: &[Phase], latencies: &[f64]) -> Vec<PhaseStats> {
 
 /// The ceil(q n)-th smallest of `values` (exact, no histogram); 0 for none.
 pub fn exact_quantile(values: &[f64], q: f64) -> f64 {
+    quantile_in_place(&mut values.to_vec(), q)
+}
+
+/// [`exact_quantile`] without the copy: it reorders `values`.
+pub(crate) fn quantile_in_place(values: &mut [f64], q: f64) -> f64 {
     if values.is_empty() {
         return 0.0;
     }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let k = ((q * sorted.len() as f64 - 1e-9).ceil() as usize).clamp(1, sorted.len());
-    sorted[k - 1]
+    let k = ((q * values.len() as f64 - 1e-9).ceil() as usize).clamp(1, values.len());
+    *values.select_nth_unstable_by(k - 1, f64::total_cmp).1
 }
 
 #[cfg(test)]
