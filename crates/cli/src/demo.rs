@@ -22,7 +22,9 @@ use crate::chart::{write_charts, Panel, Series};
 use crate::demo_profile::query_profile;
 use crate::plan::Waits;
 use crate::progress::Bar;
-use crate::projection::{check_degree2, projected_profile, projection_degree, simulate_projection};
+use crate::projection::{
+    check_degree2, projected_profile, projection_degree, simulate_peers, simulate_projection,
+};
 use crate::search::SearchArgs;
 use crate::verdict::{cell, cell_json, noise_of, verdict, verdict_json, Cell, LoadVerdict, Run};
 
@@ -305,6 +307,7 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
         .map(|&c| {
             simulate_projection(
                 &projected,
+                &measured.units,
                 c,
                 &args.loads,
                 args.projected_requests,
@@ -313,6 +316,27 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
             .map(|runs| (c, runs))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
+    // The simulator at this machine's cores, the live runs' rates and tables: the check
+    // of the model the projection rests on.
+    let home_peers = POLICIES
+        .iter()
+        .map(|&(label, spec, executor)| {
+            let policy = match executor {
+                Some(_) => None,
+                None => Some(Policy::parse(spec, &tables)?),
+            };
+            Ok((label.to_string(), policy))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let home = simulate_peers(
+        &profile,
+        &measured.units,
+        cores,
+        &rates,
+        home_peers,
+        args.projected_requests,
+        args.seed,
+    )?;
 
     phase(6, "results");
     let boot = Bootstrap {
@@ -341,7 +365,9 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
         DemoFormat::Json => {
             for (p, by_load) in runs.iter().enumerate() {
                 for (l, r) in by_load.iter().enumerate() {
-                    println!("{}", cell_json(r, &cells[p][l])?);
+                    let mut line = cell_json(r, &cells[p][l])?;
+                    line["sim_p99_ms"] = home[p].1[l].latency_ms.p99.into();
+                    println!("{line}");
                 }
             }
             for (_, runs) in &projections {
@@ -353,6 +379,7 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
         }
         DemoFormat::Table => {
             print_table(&rates, &args.loads, &cells, &verdicts);
+            print_home_check(cores, &args.loads, &cells, &home);
             for (c, runs) in &projections {
                 print_projection(*c, degree, &args.loads, runs);
             }
@@ -594,6 +621,37 @@ fn print_projection(
         line.push_str(&format!(" | {:.2}x", runs[fm].1[l].latency_ms.p99 / best));
         println!("{line}");
     }
+}
+
+/// The simulator's p99 at this machine's cores against the live cells': their ratio,
+/// and how many are within 15% at loads up to 75% (docs/validation.md).
+fn print_home_check(
+    cores: usize,
+    loads: &[f64],
+    cells: &[Vec<Cell>],
+    home: &[(String, Vec<RunSummary>)],
+) {
+    println!();
+    println!("the simulator at {cores} cores against the live runs: p99 simulated / live");
+    let mut header = format!("{:>5}", "load");
+    for (label, _) in home {
+        header.push_str(&format!(" | {label:>18}"));
+    }
+    println!("{header}");
+    let (mut within, mut checked) = (0, 0);
+    for (l, &load) in loads.iter().enumerate() {
+        let mut line = format!("{:>4.0}%", load * 100.0);
+        for (p, (_, by_load)) in home.iter().enumerate() {
+            let ratio = by_load[l].latency_ms.p99 / cells[p][l].p99.value;
+            if load <= 0.75 + 1e-9 {
+                checked += 1;
+                within += usize::from((ratio - 1.0).abs() <= 0.15);
+            }
+            line.push_str(&format!(" | {:>17.2}x", ratio));
+        }
+        println!("{line}");
+    }
+    println!("within 15% at loads up to 75%: {within} of {checked}");
 }
 
 /// A latency in three significant figures.

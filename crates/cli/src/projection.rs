@@ -1,8 +1,8 @@
 //! The demo's projection to bigger servers: each profiled query's time at degree d,
 //! predicted from its measured units (index segments) and merge by list scheduling,
 //! checked against the measured degree-2 times; then that profile simulated at 16 and
-//! 64 cores under FM, Adaptive, SEQ, FIX-N and an executor-style peer (every query on
-//! all its segments at once, the cores shared).
+//! 64 cores under FM, Adaptive, SEQ, FIX-N and an executor-style peer (every query's
+//! segments on one shared pool, `tailor_sim::simulate_pool`).
 
 use std::sync::Arc;
 
@@ -13,7 +13,7 @@ use tailor_core::{
     Arrivals, Demand, DemandModel, DemandProfile, Policy, RequestProfile, RunSummary, Tables,
 };
 use tailor_plan::{plan_adaptive, plan_fm, AdaptiveParams, FmParams, FmProblem, WaitModel};
-use tailor_sim::{simulate, SimConfig};
+use tailor_sim::{simulate, simulate_pool, PoolSimConfig, SimConfig, UnitRequest};
 
 /// A query's time at `degree` predicted from its degree-1 parts: its units scheduled on
 /// `degree` threads by Graham's list scheduling in unit order (each unit to the thread
@@ -117,10 +117,15 @@ pub(crate) fn projection_degree(units: &[UnitTimes]) -> usize {
 /// plan in the demo's time.
 const PLANNED_DEGREE: usize = 4;
 
+/// The label of the executor-style peer in the projection.
+pub(crate) const EXECUTOR: &str = "executor";
+
 /// Simulates the projected profile at `cores` cores at each load (fractions of SEQ's
-/// capacity, cores / mean t1), for every policy; returns (label, summaries by load).
+/// capacity, cores / mean t1), for every policy, and the executor-style peer from the
+/// queries' `units` (in the profile's order); returns (label, summaries by load).
 pub(crate) fn simulate_projection(
     profile: &DemandProfile,
+    units: &[UnitTimes],
     cores: usize,
     loads: &[f64],
     requests: usize,
@@ -164,20 +169,52 @@ pub(crate) fn simulate_projection(
         tail_control: None,
         eetl: None,
     };
-    let mut policies: Vec<(String, Policy)> = vec![("SEQ".into(), Policy::Seq)];
+    // `None`: the executor-style peer.
+    let mut policies: Vec<Peer> = vec![("SEQ".into(), Some(Policy::Seq))];
     for n in [2, 4].into_iter().filter(|&n| n <= max_degree) {
-        policies.push((format!("FIX-{n}"), Policy::Fix { degree: n }));
+        policies.push((format!("FIX-{n}"), Some(Policy::Fix { degree: n })));
     }
-    // The executor-style peer, as tantivy's executor runs a query: on all its segments
-    // at once, whatever the load, the cores shared among the threads.
-    let all = profile.max_degree();
-    policies.push((format!("FIX-{all}"), Policy::Fix { degree: all }));
-    policies.push(("Adaptive".into(), Policy::parse("adaptive", &tables)?));
-    policies.push(("FM".into(), Policy::parse("fm", &tables)?));
-    let demand = DemandModel::new(Demand::Profile(Arc::new(profile.clone())), None)?;
+    policies.push((EXECUTOR.into(), None));
+    policies.push(("Adaptive".into(), Some(Policy::parse("adaptive", &tables)?)));
+    policies.push(("FM".into(), Some(Policy::parse("fm", &tables)?)));
     let capacity = cores as f64 * 1000.0 / mean_ms;
+    let rates: Vec<f64> = loads.iter().map(|l| l * capacity).collect();
+    simulate_peers(profile, units, cores, &rates, policies, requests, seed)
+}
+
+/// A peer to simulate: its label and policy, `None` for the executor-style peer.
+pub(crate) type Peer = (String, Option<Policy>);
+
+/// Simulates `profile` at `cores` cores at each of `rates` (rps) for every peer, the
+/// executor-style peer from the queries' `units` (in the profile's order); returns
+/// (label, summaries by rate).
+pub(crate) fn simulate_peers(
+    profile: &DemandProfile,
+    units: &[UnitTimes],
+    cores: usize,
+    rates: &[f64],
+    policies: Vec<Peer>,
+    requests: usize,
+    seed: u64,
+) -> anyhow::Result<Vec<(String, Vec<RunSummary>)>> {
+    let step_ms = super::demo::STEP_MS;
+    let demand = DemandModel::new(Demand::Profile(Arc::new(profile.clone())), None)?;
+    // The executor-style peer, as tantivy's executor runs a query: all its segments on
+    // one pool shared by the queries in service (one per core), then its merge and the
+    // rest of its t1.
+    let kinds: Arc<Vec<UnitRequest>> = Arc::new(
+        profile
+            .requests()
+            .iter()
+            .zip(units)
+            .map(|(r, u)| UnitRequest {
+                units_ms: u.units_ms.clone(),
+                serial_ms: u.merge_ms + (r.seq_ms() - u.units_ms.iter().sum::<f64>() - u.merge_ms).max(0.0),
+            })
+            .collect(),
+    );
     let jobs: Vec<(usize, usize)> = (0..policies.len())
-        .flat_map(|p| (0..loads.len()).map(move |l| (p, l)))
+        .flat_map(|p| (0..rates.len()).map(move |l| (p, l)))
         .collect();
     let runs: Vec<RunSummary> = jobs
         .par_iter()
@@ -187,15 +224,24 @@ pub(crate) fn simulate_projection(
                 Policy::Seq,
                 demand.clone(),
                 Arrivals::Poisson,
-                loads[l] * capacity,
+                rates[l],
                 requests,
                 seed,
             );
             cfg.quantum_ms = step_ms;
             let (label, policy) = &policies[p];
-            cfg.policy = policy.clone();
-            let mut out =
-                simulate(&cfg).with_context(|| format!("simulating {label} at {cores} cores"))?;
+            let context = || format!("simulating {label} at {cores} cores");
+            let mut out = match policy {
+                Some(policy) => {
+                    cfg.policy = policy.clone();
+                    simulate(&cfg).with_context(context)?
+                }
+                None => simulate_pool(&PoolSimConfig {
+                    base: cfg,
+                    requests: kinds.clone(),
+                })
+                .with_context(context)?,
+            };
             out.summary.policy = label.to_lowercase();
             Ok(out.summary)
         })
@@ -203,7 +249,7 @@ pub(crate) fn simulate_projection(
     Ok(policies
         .into_iter()
         .enumerate()
-        .map(|(p, (label, _))| (label, runs[p * loads.len()..(p + 1) * loads.len()].to_vec()))
+        .map(|(p, (label, _))| (label, runs[p * rates.len()..(p + 1) * rates.len()].to_vec()))
         .collect())
 }
 

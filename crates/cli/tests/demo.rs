@@ -84,12 +84,16 @@ fn the_demo_prints_cells_with_intervals_projections_and_a_verdict() {
         assert!(p99 >= low * 0.99 && p99 <= high * 1.01, "{cell}");
         assert_eq!(cell["rounds"], 2);
         assert!(cell["rps"].as_f64().unwrap() > 0.0);
+        // The simulator's p99 at the same cores and rate, for the model check.
+        assert!(cell["sim_p99_ms"].as_f64().unwrap() > 0.0, "{cell}");
     }
     // The projection: every policy at every load, at 16 and 64 cores.
     for cores in [16, 64] {
         let at: Vec<_> = sim.iter().filter(|v| v["cores"] == cores).collect();
         assert!(at.len() >= 2 * 5, "{cores} cores: {} runs", at.len());
-        assert!(at.iter().any(|v| v["policy"] == "fm"));
+        for policy in ["fm", "executor", "seq"] {
+            assert!(at.iter().any(|v| v["policy"] == policy), "{cores} cores: no {policy}");
+        }
     }
     let verdict = lines.last().unwrap();
     assert_eq!(verdict["kind"], "verdict");

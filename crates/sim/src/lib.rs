@@ -35,6 +35,9 @@
 //! Work-stealing policies (steal-first, admit-first, random-admit, tail-control) run on a
 //! separate fluid model of the work-stealing executor, [`simulate_steal`] (`steal.rs`).
 //!
+//! The executor-style peer (every request's units on one shared pool) runs on
+//! [`simulate_pool`] (`pool.rs`).
+//!
 //! Sequential requests on heterogeneous cores (`--cores COUNT@SPEED,...`: Adaptive
 //! Slow-to-Fast and its comparisons) run on [`simulate_hetero`] (`hetero.rs`).
 //!
@@ -50,6 +53,7 @@ mod engine;
 mod fast;
 mod hetero;
 mod measure;
+mod pool;
 mod queue;
 mod report;
 mod steal;
@@ -58,6 +62,7 @@ mod time;
 pub use config::{SimConfig, SimError};
 pub use engine::simulate;
 pub use hetero::{simulate_hetero, HeteroSimConfig};
+pub use pool::{simulate_pool, PoolSimConfig, UnitRequest};
 pub use report::{write_records, write_trace, RequestRecord, SimOutput, TracePoint};
 pub use steal::{simulate_steal, StealSimConfig};
 pub use time::SimTime;

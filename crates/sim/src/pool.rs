@@ -1,0 +1,295 @@
+//! A model of an executor-style peer: requests fan all their units out to one shared pool.
+//!
+//! This is how a search library's own executor runs a query (tantivy's
+//! `search_with_executor` on a `multi_thread` executor): each request's units (index
+//! segments) go to a thread pool shared by every request, and the request's serial part
+//! (the merge) runs after its last unit. It is the "executor" peer of `tailor demo`'s
+//! projection, and no paper's algorithm.
+//!
+//! # The model
+//!
+//! - **Admission.** At most `workers` requests are in service at once (the server's
+//!   request threads, one per core in the demo's live runs); the rest wait, first come,
+//!   first served.
+//! - **Units.** An admitted request appends its units to one first-in, first-out queue.
+//!   `cores` pool threads, one per core, each take the queue's head when free and run it
+//!   to completion. Rayon's pool serves its queues close to this order: a thread drains
+//!   the units it already holds before it takes a newer request.
+//! - **Serial part.** When a request's last unit ends, its serial part (merge and
+//!   anything its units leave out) goes to the queue's front and runs on one core.
+//! - Steal and wake-up costs are not modelled, so the model is an optimistic peer.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::sync::Arc;
+
+use tailor_core::{splitmix_below, workload_rngs};
+
+use crate::config::{SimConfig, SimError};
+use crate::measure::{finish, Measurements};
+use crate::report::{RequestRecord, SimOutput};
+use crate::time::SimTime;
+
+/// One kind of request: the times of its units and of its serial part, ms.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnitRequest {
+    /// Each unit's time on one core.
+    pub units_ms: Vec<f64>,
+    /// The time that runs after the last unit, on one core.
+    pub serial_ms: f64,
+}
+
+impl UnitRequest {
+    /// The request's time on one core.
+    pub fn work_ms(&self) -> f64 {
+        self.units_ms.iter().sum::<f64>() + self.serial_ms
+    }
+}
+
+/// A run of the executor-style peer: the shared settings (arrivals, rps, requests, seed,
+/// cores, workers, warm-up; `demand` and `policy` are not used) and the request kinds,
+/// each drawn with equal chance.
+#[derive(Debug, Clone)]
+pub struct PoolSimConfig {
+    /// Cores (the pool's threads), workers (requests in service), arrivals, seed.
+    pub base: SimConfig,
+    /// The requests to draw from.
+    pub requests: Arc<Vec<UnitRequest>>,
+}
+
+/// A task on the pool's queue: a unit of request `req`, or its serial part.
+#[derive(Debug, Clone, Copy)]
+struct Task {
+    req: usize,
+    ms: f64,
+}
+
+/// A request in the system.
+struct Req {
+    kind: usize,
+    arrival: f64,
+    start: f64,
+    /// Units not finished yet.
+    left: usize,
+}
+
+/// Simulates the executor-style peer.
+pub fn simulate_pool(cfg: &PoolSimConfig) -> Result<SimOutput, SimError> {
+    let base = &cfg.base;
+    base.validate()?;
+    if cfg.requests.is_empty() {
+        return Err(SimError::BadArgument {
+            name: "requests",
+            reason: "the executor model needs at least one request kind".into(),
+        });
+    }
+    let bad = cfg.requests.iter().position(|r| {
+        !(r.serial_ms.is_finite() && r.serial_ms >= 0.0)
+            || r.units_ms.iter().any(|u| !(u.is_finite() && *u >= 0.0))
+    });
+    if let Some(i) = bad {
+        return Err(SimError::BadArgument {
+            name: "requests",
+            reason: format!("request kind {} has a negative or non-finite time", i + 1),
+        });
+    }
+    let count = base.request_count();
+    let (arrival_rng, _) = workload_rngs(base.seed);
+    // Which kind each request is: its own seeded stream.
+    let mut pick = base.seed ^ 0x504F_4F4C;
+    let mut arrivals = base.arrivals.stream(base.rps, count, arrival_rng)?.peekable();
+    let workers = base.worker_count();
+    let mut m = Measurements::with_max_degree(base, base.cores);
+    let mut reqs: Vec<Req> = Vec::with_capacity(count);
+    let mut waiting: VecDeque<usize> = VecDeque::new();
+    let mut queue: VecDeque<Task> = VecDeque::new();
+    // Busy cores by the time their task ends (ties by request, then arrival).
+    let mut busy: BinaryHeap<Reverse<(SimTime, usize, usize)>> = BinaryHeap::new();
+    let mut in_service = 0;
+    let mut seq = 0usize;
+    loop {
+        let next_end = busy.peek().map(|Reverse((t, _, _))| t.ms());
+        let next_arrival = arrivals.peek().copied();
+        let now = match (next_end, next_arrival) {
+            (None, None) => break,
+            // Completions first when they tie with an arrival.
+            (Some(e), Some(a)) if e <= a => e,
+            (Some(e), None) => e,
+            (_, Some(a)) => a,
+        };
+        if next_end == Some(now) {
+            let Reverse((_, _, id)) = busy.pop().expect("peeked");
+            let task_req = id;
+            let r = &mut reqs[task_req];
+            if r.left > 0 {
+                r.left -= 1;
+                if r.left == 0 {
+                    let serial = cfg.requests[r.kind].serial_ms;
+                    queue.push_front(Task {
+                        req: task_req,
+                        ms: serial,
+                    });
+                }
+            } else {
+                // Its serial part ended: the request is done.
+                let kind = &cfg.requests[r.kind];
+                let work = kind.work_ms();
+                let span = now - r.start;
+                m.file(
+                    task_req,
+                    RequestRecord {
+                        request: task_req + 1,
+                        arrival_ms: r.arrival,
+                        start_ms: r.start,
+                        finish_ms: now,
+                        work_ms: work,
+                        max_degree: kind.units_ms.len().clamp(1, base.cores),
+                        mean_degree: if span > 0.0 { (work / span).max(1.0) } else { 1.0 },
+                        boosted: false,
+                    },
+                );
+                in_service -= 1;
+                if let Some(next) = waiting.pop_front() {
+                    admit(&mut reqs[next], next, now, cfg, &mut queue);
+                    in_service += 1;
+                }
+            }
+        } else {
+            arrivals.next();
+            let id = reqs.len();
+            reqs.push(Req {
+                kind: splitmix_below(&mut pick, cfg.requests.len()),
+                arrival: now,
+                start: now,
+                left: 0,
+            });
+            if in_service < workers {
+                admit(&mut reqs[id], id, now, cfg, &mut queue);
+                in_service += 1;
+            } else {
+                waiting.push_back(id);
+            }
+        }
+        while busy.len() < base.cores {
+            let Some(task) = queue.pop_front() else { break };
+            m.cpu_time += task.ms;
+            m.thread_time += task.ms;
+            seq += 1;
+            busy.push(Reverse((SimTime::from_ms(now + task.ms), seq, task.req)));
+        }
+    }
+    Ok(finish(base, m, Vec::new()))
+}
+
+/// Starts request `id` at `now`: its units join the queue (its serial part at once if it
+/// has none).
+fn admit(r: &mut Req, id: usize, now: f64, cfg: &PoolSimConfig, queue: &mut VecDeque<Task>) {
+    let kind = &cfg.requests[r.kind];
+    r.start = now;
+    r.left = kind.units_ms.len();
+    if kind.units_ms.is_empty() {
+        queue.push_back(Task {
+            req: id,
+            ms: kind.serial_ms,
+        });
+    }
+    queue.extend(kind.units_ms.iter().map(|&ms| Task { req: id, ms }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tailor_core::{Arrivals, Demand, DemandModel, Policy};
+
+    fn config(cores: usize, rps: f64, requests: Vec<UnitRequest>, count: usize) -> PoolSimConfig {
+        let demand = DemandModel::new(Demand::Const { ms: 1.0 }, None).unwrap();
+        let mut base = SimConfig::new(cores, Policy::Seq, demand, Arrivals::Poisson, rps, count, 7);
+        base.records = true;
+        PoolSimConfig {
+            base,
+            requests: Arc::new(requests),
+        }
+    }
+
+    #[test]
+    fn a_request_alone_runs_its_units_on_every_core_then_its_merge() {
+        // Very light load: every request finds the pool empty.
+        let kind = UnitRequest {
+            units_ms: vec![4.0, 1.0, 1.0, 1.0, 3.0],
+            serial_ms: 0.5,
+        };
+        let out = simulate_pool(&config(2, 0.01, vec![kind], 20)).unwrap();
+        for r in &out.records {
+            // In order on two cores: A 4; B 1, 1, 1, then 3, ending at 6; then 0.5.
+            assert!((r.finish_ms - r.arrival_ms - 6.5).abs() < 1e-9, "{r:?}");
+        }
+        let out = simulate_pool(&config(8, 0.01, vec![UnitRequest {
+            units_ms: vec![4.0, 1.0, 1.0, 1.0, 3.0],
+            serial_ms: 0.5,
+        }], 20))
+        .unwrap();
+        assert!(out.records.iter().all(|r| (r.finish_ms - r.arrival_ms - 4.5).abs() < 1e-9));
+    }
+
+    #[test]
+    fn every_request_completes_and_the_work_is_conserved() {
+        let kinds = vec![
+            UnitRequest {
+                units_ms: vec![1.0; 16],
+                serial_ms: 0.2,
+            },
+            UnitRequest {
+                units_ms: vec![],
+                serial_ms: 0.3,
+            },
+            UnitRequest {
+                units_ms: vec![5.0, 0.0, 2.0],
+                serial_ms: 0.0,
+            },
+        ];
+        let out = simulate_pool(&config(4, 300.0, kinds, 3000)).unwrap();
+        assert_eq!(out.summary.completed, 3000);
+        assert_eq!(out.records.len(), 3000);
+        for r in &out.records {
+            assert!(r.finish_ms - r.start_ms >= r.work_ms / 4.0 - 1e-9, "{r:?}");
+            assert!(r.start_ms >= r.arrival_ms);
+        }
+        let work: f64 = out.records.iter().map(|r| r.work_ms).sum();
+        let span = out.records.iter().map(|r| r.finish_ms).fold(0.0, f64::max);
+        assert!(work <= 4.0 * span + 1e-6);
+    }
+
+    #[test]
+    fn it_matches_fcfs_on_single_unit_requests() {
+        // One unit each and one worker per core: an M/D/c queue, as the FCFS loop runs it.
+        let kind = UnitRequest {
+            units_ms: vec![2.0],
+            serial_ms: 0.0,
+        };
+        let pool = simulate_pool(&config(2, 600.0, vec![kind], 4000)).unwrap();
+        let demand = DemandModel::new(Demand::Const { ms: 2.0 }, None).unwrap();
+        let fcfs = crate::simulate(&SimConfig::new(
+            2,
+            Policy::Seq,
+            demand,
+            Arrivals::Poisson,
+            600.0,
+            4000,
+            7,
+        ))
+        .unwrap();
+        let (a, b) = (pool.summary.latency_ms.p99, fcfs.summary.latency_ms.p99);
+        assert!((a - b).abs() < 1e-6, "pool {a} against fcfs {b}");
+    }
+
+    #[test]
+    fn bad_times_are_refused() {
+        let kind = UnitRequest {
+            units_ms: vec![1.0, f64::NAN],
+            serial_ms: 0.0,
+        };
+        let e = simulate_pool(&config(2, 10.0, vec![kind], 10)).unwrap_err();
+        assert!(e.to_string().contains("request kind 1"), "{e}");
+        assert!(simulate_pool(&config(2, 10.0, vec![], 10)).is_err());
+    }
+}
