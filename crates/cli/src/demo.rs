@@ -89,7 +89,7 @@ pub(crate) struct DemoArgs {
     /// Seed of the arrivals and of the queries each request runs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Where the chart goes.
+    /// Where the chart (latency.png, latency.svg) and the JSON lines (demo.jsonl) go.
     #[arg(long, default_value = "tailor-demo")]
     out_dir: PathBuf,
 }
@@ -361,21 +361,26 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
             verdict(args.loads[l], rates[l], &runs[fm][l], &peers, &boot)
         })
         .collect();
+    // The JSON lines, printed with --format json and always kept next to the chart.
+    let mut json_lines = Vec::new();
+    for (p, by_load) in runs.iter().enumerate() {
+        for (l, r) in by_load.iter().enumerate() {
+            let mut line = cell_json(r, &cells[p][l])?;
+            line["sim_p99_ms"] = home[p].1[l].latency_ms.p99.into();
+            json_lines.push(line.to_string());
+        }
+    }
+    for (_, runs) in &projections {
+        for summary in runs.iter().flat_map(|(_, by_load)| by_load) {
+            json_lines.push(serde_json::to_string(summary)?);
+        }
+    }
+    json_lines.push(verdict_json(&verdicts).to_string());
     match args.format {
         DemoFormat::Json => {
-            for (p, by_load) in runs.iter().enumerate() {
-                for (l, r) in by_load.iter().enumerate() {
-                    let mut line = cell_json(r, &cells[p][l])?;
-                    line["sim_p99_ms"] = home[p].1[l].latency_ms.p99.into();
-                    println!("{line}");
-                }
+            for line in &json_lines {
+                println!("{line}");
             }
-            for (_, runs) in &projections {
-                for summary in runs.iter().flat_map(|(_, by_load)| by_load) {
-                    println!("{}", serde_json::to_string(summary)?);
-                }
-            }
-            println!("{}", verdict_json(&verdicts));
         }
         DemoFormat::Table => {
             print_table(&rates, &args.loads, &cells, &verdicts);
@@ -384,6 +389,13 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
                 print_projection(*c, degree, &args.loads, runs);
             }
         }
+    }
+    let kept = args.out_dir.join("demo.jsonl");
+    let written = std::fs::create_dir_all(&args.out_dir)
+        .and_then(|()| std::fs::write(&kept, json_lines.join("\n") + "\n"));
+    match written {
+        Ok(()) => eprintln!("results: {}", kept.display()),
+        Err(e) => eprintln!("tailor: cannot write {}: {e}", kept.display()),
     }
     let percent = |load: f64| 100.0 * load;
     let mut panels = vec![Panel {
