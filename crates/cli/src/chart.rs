@@ -63,6 +63,13 @@ where
     let err = |e: DrawingAreaErrorKind<B::ErrorType>| anyhow::anyhow!("drawing: {e:?}");
     root.fill(&WHITE).map_err(err)?;
     let areas = root.split_evenly((1, panels.len().max(1)));
+    // One colour per label across the panels, in order of first appearance.
+    let mut labels: Vec<&str> = Vec::new();
+    for s in panels.iter().flat_map(|p| &p.series) {
+        if !labels.contains(&s.label.as_str()) {
+            labels.push(&s.label);
+        }
+    }
     for (area, panel) in areas.iter().zip(panels) {
         let xs = || {
             panel
@@ -98,8 +105,9 @@ where
             .y_desc(panel.y_desc.as_str())
             .draw()
             .map_err(err)?;
-        for (i, s) in panel.series.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
+        for s in &panel.series {
+            let index = labels.iter().position(|l| *l == s.label).unwrap_or(0);
+            let color = Palette99::pick(index).to_rgba();
             let at = |v: f64| v.max(bottom);
             chart
                 .draw_series(LineSeries::new(

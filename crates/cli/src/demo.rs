@@ -75,6 +75,11 @@ pub(crate) struct DemoArgs {
     /// Cores to plan for and measure against (default: the machine's).
     #[arg(long)]
     cores: Option<usize>,
+    /// SEQ's live capacity in queries per second, which the loads are fractions of
+    /// (default: measured by a short SEQ run at half the profile's capacity). Set it to
+    /// repeat an earlier run's rates exactly.
+    #[arg(long)]
+    capacity: Option<f64>,
     /// FM's target parallelism (default: the cores; in simulation of the demo's profile
     /// on 2 cores, 2 gave a lower p99 than 3 or 4 at every load).
     #[arg(long)]
@@ -162,36 +167,22 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
     );
     let tables = plan(&args, &profile, cores)?;
 
-    // Queries run together cost more than alone (caches, memory bandwidth), so the
-    // capacity comes from a short SEQ run at half the profile's capacity: its CPU
-    // utilization, measured from process CPU time, says how much each query really costs.
+    // The loads are fractions of SEQ's live capacity, given or probed.
     let profiled_capacity = cores as f64 * 1000.0 / mean;
-    let probe_rps = 0.5 * profiled_capacity;
-    let probe = live_config(
-        cores,
-        Policy::Seq,
-        probe_rps,
-        ((probe_rps * 3.0) as usize).max(200),
-        args.seed,
-    );
-    let probe_source = SearchSource::random(
-        prepared.index.clone(),
-        truncated(&prepared, profile.requests().len()),
-        None,
-        probe.requests,
-        args.seed,
-    )
-    .map_err(anyhow::Error::msg)?;
-    let utilization = run_live(&probe, &Arc::new(probe_source))?
-        .summary
-        .cpu_utilization;
-    let capacity = profiled_capacity * (0.5 / utilization.clamp(0.05, 1.0)).min(1.0);
-    eprintln!(
-        "    capacity probe: SEQ at {probe_rps:.0} queries/s used {:.0}% of the cores, so \
-         SEQ's live capacity is about {capacity:.0} queries/s (the profile alone says \
-         {profiled_capacity:.0})",
-        100.0 * utilization
-    );
+    let capacity = match args.capacity {
+        Some(c) => {
+            anyhow::ensure!(
+                c.is_finite() && c > 0.0,
+                "--capacity must be a positive number of queries per second, found {c}"
+            );
+            eprintln!(
+                "    capacity: {c:.1} queries/s, as given (the profile alone says \
+                 {profiled_capacity:.0})"
+            );
+            c
+        }
+        None => probe_capacity(&args, &prepared, &profile, cores, profiled_capacity)?,
+    };
     let rates: Vec<f64> = args.loads.iter().map(|l| l * capacity).collect();
     phase(
         4,
@@ -328,9 +319,15 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
             Ok((label.to_string(), policy))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
+    // Queries cost more in a running service than alone (wake-ups, hand-offs, two cores
+    // sharing caches): the simulator gets the delivered cost, measured as SEQ's busy
+    // threads over the rate (Little's law on the workers) at loads up to 75%, against
+    // the profile's mean t1.
+    let delivered = delivered_scale(&runs[0], &args.loads, &rates, mean);
     let home = simulate_peers(
         &profile,
         &measured.units,
+        delivered,
         cores,
         &rates,
         home_peers,
@@ -367,6 +364,7 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
         for (l, r) in by_load.iter().enumerate() {
             let mut line = cell_json(r, &cells[p][l])?;
             line["sim_p99_ms"] = home[p].1[l].latency_ms.p99.into();
+            line["sim_work_scale"] = delivered.into();
             json_lines.push(line.to_string());
         }
     }
@@ -384,7 +382,7 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
         }
         DemoFormat::Table => {
             print_table(&rates, &args.loads, &cells, &verdicts);
-            print_home_check(cores, &args.loads, &cells, &home);
+            print_home_check(cores, delivered, &args.loads, &cells, &home);
             for (c, runs) in &projections {
                 print_projection(*c, degree, &args.loads, runs);
             }
@@ -558,7 +556,7 @@ fn print_table(rates: &[f64], loads: &[f64], cells: &[Vec<Cell>], verdicts: &[Lo
     let tables: [(&str, Pick); 2] = [("p99", |c| &c.p99), ("mean", |c| &c.mean)];
     for (what, pick) in tables {
         println!(
-            "{what} latency in ms, [95% interval] over {rounds} rounds (block bootstrap over requests)"
+            "{what} latency in ms, [95% interval] over {rounds} rounds (bootstrap over rounds and blocks of requests)"
         );
         println!("{header}");
         for (i, (&rps, &load)) in rates.iter().zip(loads).enumerate() {
@@ -635,16 +633,78 @@ fn print_projection(
     }
 }
 
+/// SEQ's live capacity: a short SEQ run at half the profile's capacity, whose CPU
+/// utilization (process CPU time) says how much each query really costs when queries
+/// run together (caches, memory bandwidth).
+fn probe_capacity(
+    args: &DemoArgs,
+    prepared: &PreparedSearch,
+    profile: &DemandProfile,
+    cores: usize,
+    profiled_capacity: f64,
+) -> anyhow::Result<f64> {
+    let probe_rps = 0.5 * profiled_capacity;
+    let probe = live_config(
+        cores,
+        Policy::Seq,
+        probe_rps,
+        ((probe_rps * 3.0) as usize).max(200),
+        args.seed,
+    );
+    let probe_source = SearchSource::random(
+        prepared.index.clone(),
+        truncated(prepared, profile.requests().len()),
+        None,
+        probe.requests,
+        args.seed,
+    )
+    .map_err(anyhow::Error::msg)?;
+    let utilization = run_live(&probe, &Arc::new(probe_source))?
+        .summary
+        .cpu_utilization;
+    let capacity = profiled_capacity * (0.5 / utilization.clamp(0.05, 1.0)).min(1.0);
+    eprintln!(
+        "    capacity probe: SEQ at {probe_rps:.0} queries/s used {:.0}% of the cores, so \
+         SEQ's live capacity is about {capacity:.1} queries/s (the profile alone says \
+         {profiled_capacity:.0}; --capacity repeats it)",
+        100.0 * utilization
+    );
+    Ok(capacity)
+}
+
+/// SEQ's delivered cost per query over the profile's mean t1: its busy threads per
+/// query per second, pooled over its runs at loads up to 75% (1 if there are none).
+fn delivered_scale(seq: &[Vec<Run>], loads: &[f64], rates: &[f64], mean_t1_ms: f64) -> f64 {
+    let (mut threads, mut offered) = (0.0, 0.0);
+    for ((runs, &load), &rps) in seq.iter().zip(loads).zip(rates) {
+        if load <= 0.75 + 1e-9 {
+            for r in runs {
+                threads += r.summary.mean_threads;
+                offered += rps * mean_t1_ms / 1000.0;
+            }
+        }
+    }
+    if offered > 0.0 && threads > 0.0 {
+        threads / offered
+    } else {
+        1.0
+    }
+}
+
 /// The simulator's p99 at this machine's cores against the live cells': their ratio,
 /// and how many are within 15% at loads up to 75% (docs/validation.md).
 fn print_home_check(
     cores: usize,
+    delivered: f64,
     loads: &[f64],
     cells: &[Vec<Cell>],
     home: &[(String, Vec<RunSummary>)],
 ) {
     println!();
-    println!("the simulator at {cores} cores against the live runs: p99 simulated / live");
+    println!(
+        "the simulator at {cores} cores against the live runs: p99 simulated / live (the \
+         profile's times x {delivered:.2}, SEQ's delivered cost per query)"
+    );
     let mut header = format!("{:>5}", "load");
     for (label, _) in home {
         header.push_str(&format!(" | {label:>18}"));

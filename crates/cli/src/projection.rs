@@ -179,18 +179,20 @@ pub(crate) fn simulate_projection(
     policies.push(("FM".into(), Some(Policy::parse("fm", &tables)?)));
     let capacity = cores as f64 * 1000.0 / mean_ms;
     let rates: Vec<f64> = loads.iter().map(|l| l * capacity).collect();
-    simulate_peers(profile, units, cores, &rates, policies, requests, seed)
+    simulate_peers(profile, units, 1.0, cores, &rates, policies, requests, seed)
 }
 
 /// A peer to simulate: its label and policy, `None` for the executor-style peer.
 pub(crate) type Peer = (String, Option<Policy>);
 
 /// Simulates `profile` at `cores` cores at each of `rates` (rps) for every peer, the
-/// executor-style peer from the queries' `units` (in the profile's order); returns
-/// (label, summaries by rate).
+/// executor-style peer from the queries' `units` (in the profile's order), every time
+/// multiplied by `scale`; returns (label, summaries by rate).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate_peers(
     profile: &DemandProfile,
     units: &[UnitTimes],
+    scale: f64,
     cores: usize,
     rates: &[f64],
     policies: Vec<Peer>,
@@ -198,7 +200,13 @@ pub(crate) fn simulate_peers(
     seed: u64,
 ) -> anyhow::Result<Vec<(String, Vec<RunSummary>)>> {
     let step_ms = super::demo::STEP_MS;
-    let demand = DemandModel::new(Demand::Profile(Arc::new(profile.clone())), None)?;
+    let demand = DemandModel::new(
+        Demand::Scaled {
+            factor: scale,
+            inner: Box::new(Demand::Profile(Arc::new(profile.clone()))),
+        },
+        None,
+    )?;
     // The executor-style peer, as tantivy's executor runs a query: all its segments on
     // one pool shared by the queries in service (one per core), then its merge and the
     // rest of its t1.
@@ -207,9 +215,12 @@ pub(crate) fn simulate_peers(
             .requests()
             .iter()
             .zip(units)
-            .map(|(r, u)| UnitRequest {
-                units_ms: u.units_ms.clone(),
-                serial_ms: u.merge_ms + (r.seq_ms() - u.units_ms.iter().sum::<f64>() - u.merge_ms).max(0.0),
+            .map(|(r, u)| {
+                let rest = (r.seq_ms() - u.units_ms.iter().sum::<f64>() - u.merge_ms).max(0.0);
+                UnitRequest {
+                    units_ms: u.units_ms.iter().map(|ms| ms * scale).collect(),
+                    serial_ms: (u.merge_ms + rest) * scale,
+                }
             })
             .collect(),
     );

@@ -92,7 +92,10 @@ fn the_demo_prints_cells_with_intervals_projections_and_a_verdict() {
         let at: Vec<_> = sim.iter().filter(|v| v["cores"] == cores).collect();
         assert!(at.len() >= 2 * 5, "{cores} cores: {} runs", at.len());
         for policy in ["fm", "executor", "seq"] {
-            assert!(at.iter().any(|v| v["policy"] == policy), "{cores} cores: no {policy}");
+            assert!(
+                at.iter().any(|v| v["policy"] == policy),
+                "{cores} cores: no {policy}"
+            );
         }
     }
     let verdict = lines.last().unwrap();

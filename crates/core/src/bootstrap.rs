@@ -1,12 +1,18 @@
-//! Confidence intervals for tail latencies: the moving-block bootstrap over requests.
+//! Confidence intervals for tail latencies: a two-stage bootstrap, over rounds, then over blocks of requests.
 //!
 //! A live run's latencies are not independent draws: a burst of arrivals makes a run of
 //! long ones. The moving-block bootstrap (Künsch, "The jackknife and the bootstrap for
 //! general stationary observations", Annals of Statistics 17(3), 1989) keeps that
-//! correlation by resampling whole blocks of consecutive requests. Each run (one policy at
-//! one load in one round) is resampled on its own, in arrival order, and the runs of a
-//! cell are pooled again, so every resample has as many requests from each round as the
-//! measurement had. The interval is the percentile interval of the resampled statistic.
+//! correlation by resampling whole blocks of consecutive requests within a run (one
+//! policy at one load in one round), in arrival order.
+//!
+//! Runs are not alike either: a shared machine is faster in one minute than in the next,
+//! and a round's run of a policy falls in whichever minute its shuffled slot gave it. So
+//! each resample first draws the cell's runs with replacement (as many as there are), then
+//! resamples blocks within each run drawn, and pools them: the two-stage bootstrap for
+//! clustered data (Davison and Hinkley, "Bootstrap Methods and their Application", 1997,
+//! §3.8). A cell whose rounds disagree gets a wider interval than one resampled within
+//! its rounds only. The interval is the percentile interval of the resampled statistic.
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -83,22 +89,33 @@ impl Verdict {
     }
 }
 
-/// One moving-block resample of every run, pooled into `out`.
+/// One two-stage resample, pooled into `out`: `runs.len()` runs drawn with replacement,
+/// each resampled in blocks.
 fn resample_into(runs: &[Vec<f64>], block: usize, rng: &mut ChaCha8Rng, out: &mut Vec<f64>) {
     out.clear();
-    for run in runs {
-        let n = run.len();
-        if n == 0 {
-            continue;
-        }
-        let b = block.clamp(1, n);
-        let mut taken = 0;
-        while taken < n {
-            let start = rng.random_range(0..=n - b);
-            let len = b.min(n - taken);
-            out.extend_from_slice(&run[start..start + len]);
-            taken += len;
-        }
+    for _ in 0..runs.len() {
+        let run = if runs.len() == 1 {
+            &runs[0]
+        } else {
+            &runs[rng.random_range(0..runs.len())]
+        };
+        resample_run(run, block, rng, out);
+    }
+}
+
+/// One moving-block resample of `run`, appended to `out`.
+fn resample_run(run: &[f64], block: usize, rng: &mut ChaCha8Rng, out: &mut Vec<f64>) {
+    let n = run.len();
+    if n == 0 {
+        return;
+    }
+    let b = block.clamp(1, n);
+    let mut taken = 0;
+    while taken < n {
+        let start = rng.random_range(0..=n - b);
+        let len = b.min(n - taken);
+        out.extend_from_slice(&run[start..start + len]);
+        taken += len;
     }
 }
 
@@ -187,17 +204,57 @@ mod tests {
     }
 
     #[test]
-    fn a_resample_keeps_each_runs_length_and_takes_whole_blocks() {
-        let runs = vec![(0..230).map(f64::from).collect::<Vec<_>>(), vec![7.0; 3]];
+    fn a_resample_keeps_a_runs_length_and_takes_whole_blocks() {
+        let run: Vec<f64> = (0..230).map(f64::from).collect();
         let mut rng = ChaCha8Rng::seed_from_u64(3);
         let mut out = Vec::new();
-        resample_into(&runs, 50, &mut rng, &mut out);
-        assert_eq!(out.len(), 233);
-        // The first run's part is consecutive numbers within each block of 50.
+        resample_run(&run, 50, &mut rng, &mut out);
+        assert_eq!(out.len(), 230);
+        // Consecutive numbers within each block of 50.
         for block in out[..200].chunks(50) {
             assert!(block.windows(2).all(|w| w[1] == w[0] + 1.0), "{block:?}");
         }
-        assert_eq!(&out[230..], &[7.0, 7.0, 7.0]);
+    }
+
+    #[test]
+    fn a_resample_draws_as_many_runs_as_there_are_with_replacement() {
+        let runs = vec![vec![1.0; 10], vec![2.0; 10], vec![3.0; 10]];
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let mut out = Vec::new();
+        let mut mixes = std::collections::BTreeSet::new();
+        for _ in 0..200 {
+            resample_into(&runs, 5, &mut rng, &mut out);
+            assert_eq!(out.len(), 30);
+            // Each run comes whole: ten of one value per run drawn.
+            let mut counts = [0usize; 3];
+            for v in &out {
+                counts[*v as usize - 1] += 1;
+            }
+            assert!(counts.iter().all(|c| c % 10 == 0), "{counts:?}");
+            mixes.insert(counts);
+        }
+        // Repeats happen (e.g. [20, 10, 0]), and so does the original mix.
+        assert!(
+            mixes.contains(&[10, 10, 10]) && mixes.len() > 3,
+            "{mixes:?}"
+        );
+    }
+
+    #[test]
+    fn rounds_that_disagree_widen_the_interval() {
+        // Three rounds from one distribution, and three whose second round ran on a
+        // machine twice as slow: the second cell's interval must be wider, as the
+        // within-round resampling alone would not make it.
+        let alike: Vec<Vec<f64>> = (0..3).map(|r| exponential(1000, 1.0, 40 + r)).collect();
+        let mut drift = alike.clone();
+        drift[1].iter_mut().for_each(|v| *v *= 2.0);
+        let cfg = Bootstrap::default();
+        let width = |e: Estimate| e.high - e.low;
+        let (a, d) = (
+            quantile_ci(&alike, 0.99, &cfg),
+            quantile_ci(&drift, 0.99, &cfg),
+        );
+        assert!(width(d) > 1.5 * width(a), "{d:?} against {a:?}");
     }
 
     #[test]

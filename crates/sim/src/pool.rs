@@ -97,7 +97,10 @@ pub fn simulate_pool(cfg: &PoolSimConfig) -> Result<SimOutput, SimError> {
     let (arrival_rng, _) = workload_rngs(base.seed);
     // Which kind each request is: its own seeded stream.
     let mut pick = base.seed ^ 0x504F_4F4C;
-    let mut arrivals = base.arrivals.stream(base.rps, count, arrival_rng)?.peekable();
+    let mut arrivals = base
+        .arrivals
+        .stream(base.rps, count, arrival_rng)?
+        .peekable();
     let workers = base.worker_count();
     let mut m = Measurements::with_max_degree(base, base.cores);
     let mut reqs: Vec<Req> = Vec::with_capacity(count);
@@ -144,7 +147,11 @@ pub fn simulate_pool(cfg: &PoolSimConfig) -> Result<SimOutput, SimError> {
                         finish_ms: now,
                         work_ms: work,
                         max_degree: kind.units_ms.len().clamp(1, base.cores),
-                        mean_degree: if span > 0.0 { (work / span).max(1.0) } else { 1.0 },
+                        mean_degree: if span > 0.0 {
+                            (work / span).max(1.0)
+                        } else {
+                            1.0
+                        },
                         boosted: false,
                     },
                 );
@@ -223,12 +230,20 @@ mod tests {
             // In order on two cores: A 4; B 1, 1, 1, then 3, ending at 6; then 0.5.
             assert!((r.finish_ms - r.arrival_ms - 6.5).abs() < 1e-9, "{r:?}");
         }
-        let out = simulate_pool(&config(8, 0.01, vec![UnitRequest {
-            units_ms: vec![4.0, 1.0, 1.0, 1.0, 3.0],
-            serial_ms: 0.5,
-        }], 20))
+        let out = simulate_pool(&config(
+            8,
+            0.01,
+            vec![UnitRequest {
+                units_ms: vec![4.0, 1.0, 1.0, 1.0, 3.0],
+                serial_ms: 0.5,
+            }],
+            20,
+        ))
         .unwrap();
-        assert!(out.records.iter().all(|r| (r.finish_ms - r.arrival_ms - 4.5).abs() < 1e-9));
+        assert!(out
+            .records
+            .iter()
+            .all(|r| (r.finish_ms - r.arrival_ms - 4.5).abs() < 1e-9));
     }
 
     #[test]
