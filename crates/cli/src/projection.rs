@@ -25,8 +25,6 @@ use tailor_sim::{simulate, simulate_pool, PoolSimConfig, SimConfig, UnitRequest}
 /// first (LPT) would predict a shorter time than the runtime achieves, since the
 /// runtime does not know the units' lengths in advance.
 pub(crate) fn predicted_ms(units: &UnitTimes, t1_ms: f64, degree: usize) -> f64 {
-    let parts: f64 = units.units_ms.iter().sum::<f64>() + units.merge_ms;
-    let rest = (t1_ms - parts).max(0.0);
     let threads = degree.clamp(1, units.units_ms.len().max(1));
     let mut free = vec![0.0f64; threads];
     for &unit in &units.units_ms {
@@ -35,7 +33,14 @@ pub(crate) fn predicted_ms(units: &UnitTimes, t1_ms: f64, degree: usize) -> f64 
             .expect("at least one thread");
         free[first] += unit;
     }
-    free.iter().copied().fold(0.0, f64::max) + units.merge_ms + rest
+    free.iter().copied().fold(0.0, f64::max) + serial_ms(units, t1_ms)
+}
+
+/// What runs after a query's units: its merge, then the rest of its measured t1 that the
+/// units' own times leave out (claiming and joining).
+fn serial_ms(units: &UnitTimes, t1_ms: f64) -> f64 {
+    let parts: f64 = units.units_ms.iter().sum::<f64>() + units.merge_ms;
+    units.merge_ms + (t1_ms - parts).max(0.0)
 }
 
 /// How well the prediction matches the measured degree-2 times.
@@ -215,12 +220,9 @@ pub(crate) fn simulate_peers(
             .requests()
             .iter()
             .zip(units)
-            .map(|(r, u)| {
-                let rest = (r.seq_ms() - u.units_ms.iter().sum::<f64>() - u.merge_ms).max(0.0);
-                UnitRequest {
-                    units_ms: u.units_ms.iter().map(|ms| ms * scale).collect(),
-                    serial_ms: (u.merge_ms + rest) * scale,
-                }
+            .map(|(r, u)| UnitRequest {
+                units_ms: u.units_ms.iter().map(|ms| ms * scale).collect(),
+                serial_ms: serial_ms(u, r.seq_ms()) * scale,
             })
             .collect(),
     );

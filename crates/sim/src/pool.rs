@@ -121,8 +121,7 @@ pub fn simulate_pool(cfg: &PoolSimConfig) -> Result<SimOutput, SimError> {
             (_, Some(a)) => a,
         };
         if next_end == Some(now) {
-            let Reverse((_, _, id)) = busy.pop().expect("peeked");
-            let task_req = id;
+            let Reverse((_, _, task_req)) = busy.pop().expect("peeked");
             let r = &mut reqs[task_req];
             if r.left > 0 {
                 r.left -= 1;
