@@ -12,15 +12,14 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tailor_bench::{run_live, LiveConfig, SearchSource};
-use tailor_core::{
-    Arrivals, Bootstrap, DemandProfile, Dissolve, Estimate, Policy, RunSummary, Tables, Verdict,
-};
+use tailor_core::{Arrivals, Bootstrap, DemandProfile, Dissolve, Estimate, Policy, Tables};
 use tailor_plan::{plan_adaptive, plan_fm, AdaptiveParams, FmParams, FmProblem, WaitModel};
 use tailor_workloads::search::{PreparedSearch, GCIDE_DICT};
 
 use crate::chart::{write_charts, Panel, Series};
 use crate::demo_profile::query_profile;
-use crate::plan::Waits;
+use crate::demo_report::{print_home_check, print_projection, print_table, threads_note};
+use crate::plan::{Threads, Waits};
 use crate::progress::Bar;
 use crate::projection::{
     check_degree2, projected_profile, projection_degree, simulate_peers, simulate_projection,
@@ -87,6 +86,12 @@ pub(crate) struct DemoArgs {
     /// How FM's planner counts waits (see `tailor plan fm --help`).
     #[arg(long, value_enum, default_value_t = Waits::Running)]
     wait_model: Waits,
+    /// How FM's planner and the simulator charge a query's threads at degree d: `busy`
+    /// (the default here: tailor's runtime lets a thread leave a query with no segment
+    /// left, so s(d) threads are busy on average) or `held` (d threads, the FM paper's
+    /// Eq. 2).
+    #[arg(long, value_enum, default_value_t = Threads::Busy)]
+    thread_model: Threads,
     /// Use a query profile even when it was measured under bad conditions (other
     /// programs or the hypervisor taking over 5% of the cores, or a stall over 10 ms).
     #[arg(long)]
@@ -103,7 +108,7 @@ pub(crate) struct DemoArgs {
 const PROJECTED_CORES: [usize; 2] = [16, 64];
 
 /// The policies compared, in table order: (label, POLICY, tantivy executor threads).
-const POLICIES: [(&str, &str, Option<usize>); 5] = [
+pub(crate) const POLICIES: [(&str, &str, Option<usize>); 5] = [
     ("SEQ", "seq", None),
     ("FIX-2", "fix:2", None),
     ("tantivy-executor-2", "seq", Some(2)),
@@ -113,7 +118,7 @@ const POLICIES: [(&str, &str, Option<usize>); 5] = [
 
 /// The highest load at which the simulator is checked against the live cells (issue #22:
 /// within 15% up to 75% of capacity), and up to which SEQ's runs give the delivered cost.
-const MODEL_CHECK_MAX_LOAD: f64 = 0.75;
+pub(crate) const MODEL_CHECK_MAX_LOAD: f64 = 0.75;
 
 /// FM's grid step and self-scheduling quantum, in ms: queries take 0.1 to 20 ms, so the
 /// paper's 5 ms would be longer than most of them.
@@ -307,6 +312,7 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
                 &args.loads,
                 args.projected_requests,
                 args.seed,
+                args.thread_model.into(),
             )
             .map(|runs| (c, runs))
         })
@@ -335,8 +341,8 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
         cores,
         &rates,
         home_peers,
-        args.projected_requests,
-        args.seed,
+        (args.projected_requests, args.seed),
+        args.thread_model.into(),
     )?;
 
     phase(6, "results");
@@ -367,7 +373,10 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
     for (p, by_load) in runs.iter().enumerate() {
         for (l, r) in by_load.iter().enumerate() {
             let mut line = cell_json(r, &cells[p][l])?;
-            line["sim_p99_ms"] = home[p].1[l].latency_ms.p99.into();
+            line["sim_p99_ms"] = home[p].1[l]
+                .as_ref()
+                .map(|sim| sim.latency_ms.p99)
+                .into();
             line["sim_work_scale"] = delivered.into();
             json_lines.push(line.to_string());
         }
@@ -386,6 +395,8 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
         }
         DemoFormat::Table => {
             print_table(&rates, &args.loads, &cells, &verdicts);
+            println!();
+            println!("{}", threads_note(args.thread_model));
             print_home_check(cores, delivered, &args.loads, &cells, &home);
             for (c, runs) in &projections {
                 print_projection(*c, degree, &args.loads, runs);
@@ -529,6 +540,7 @@ fn plan(args: &DemoArgs, profile: &DemandProfile, cores: usize) -> anyhow::Resul
             Waits::Paper => WaitModel::Paper,
             Waits::Running => WaitModel::Running,
         },
+        thread_model: args.thread_model.into(),
     };
     let fm = plan_fm(&FmProblem::new(profile, params)?, None)?;
     let adaptive = plan_adaptive(
@@ -545,96 +557,6 @@ fn plan(args: &DemoArgs, profile: &DemandProfile, cores: usize) -> anyhow::Resul
         tail_control: None,
         eetl: None,
     })
-}
-
-/// The comparison tables: p99 and mean per policy and load with their intervals, and FM
-/// against the best peer with the verdict. A `*` marks a cell with a run kept although
-/// noisy.
-fn print_table(rates: &[f64], loads: &[f64], cells: &[Vec<Cell>], verdicts: &[LoadVerdict]) {
-    let rounds = cells[0][0].runs;
-    let mut header = format!("{:>5} {:>6}", "load", "rps");
-    for (label, _, _) in POLICIES {
-        header.push_str(&format!(" | {label:>20}"));
-    }
-    type Pick = fn(&Cell) -> &Estimate;
-    let tables: [(&str, Pick); 2] = [("p99", |c| &c.p99), ("mean", |c| &c.mean)];
-    for (what, pick) in tables {
-        println!(
-            "{what} latency in ms, [95% interval] over {rounds} rounds (bootstrap over rounds and blocks of requests)"
-        );
-        println!("{header}");
-        for (i, (&rps, &load)) in rates.iter().zip(loads).enumerate() {
-            let mut line = format!("{:>4.0}% {rps:>6.0}", load * 100.0);
-            for by_load in cells {
-                let c = &by_load[i];
-                let e = pick(c);
-                let flag = if c.noisy > 0 { "*" } else { " " };
-                line.push_str(&format!(
-                    " | {:>20}",
-                    format!(
-                        "{} [{}, {}]{flag}",
-                        short(e.value),
-                        short(e.low),
-                        short(e.high)
-                    )
-                ));
-            }
-            println!("{line}");
-        }
-        println!();
-    }
-    println!("FM's p99 against the best other policy's, [95% interval]:");
-    for v in verdicts {
-        println!(
-            "{:>4.0}% {:>6.0} | {:.2}x [{:.2}, {:.2}] {}",
-            v.load * 100.0,
-            v.rps,
-            v.ratio.value,
-            v.ratio.low,
-            v.ratio.high,
-            match v.verdict {
-                Verdict::Better => "better",
-                Verdict::Same => "no significant difference",
-                Verdict::Worse => "worse",
-            }
-        );
-    }
-    if cells.iter().flatten().any(|c| c.noisy > 0) {
-        println!("* a run of this cell met noise on the machine even after its retries (stderr says which)");
-    }
-}
-
-/// The projected p99s at `cores` cores, and FM's against the best other policy's.
-fn print_projection(
-    cores: usize,
-    degree: usize,
-    loads: &[f64],
-    runs: &[(String, Vec<RunSummary>)],
-) {
-    println!();
-    println!(
-        "projected p99 in ms at {cores} cores (the simulator; each query's times at degrees 2 \
-         to {degree} predicted from its segment times)"
-    );
-    let mut header = format!("{:>5}", "load");
-    for (label, _) in runs {
-        header.push_str(&format!(" | {label:>9}"));
-    }
-    header.push_str(" | FM vs best");
-    println!("{header}");
-    let fm = runs.len() - 1;
-    for (l, &load) in loads.iter().enumerate() {
-        let mut line = format!("{:>4.0}%", load * 100.0);
-        for (_, by_load) in runs {
-            line.push_str(&format!(" | {:>9}", short(by_load[l].latency_ms.p99)));
-        }
-        let best = runs[..fm]
-            .iter()
-            .map(|(_, r)| r[l].latency_ms.p99)
-            .fold(f64::INFINITY, f64::min);
-        line.push_str(&format!(" | {:.2}x", runs[fm].1[l].latency_ms.p99 / best));
-        println!("{line}");
-    }
 }
 
 /// SEQ's live capacity: a short SEQ run at half the profile's capacity, whose CPU
@@ -692,55 +614,6 @@ fn delivered_scale(seq: &[Vec<Run>], loads: &[f64], rates: &[f64], mean_t1_ms: f
         threads / offered
     } else {
         1.0
-    }
-}
-
-/// The simulator's p99 at this machine's cores against the live cells': their ratio,
-/// and how many are within 15% at loads up to 75% (docs/validation.md).
-fn print_home_check(
-    cores: usize,
-    delivered: f64,
-    loads: &[f64],
-    cells: &[Vec<Cell>],
-    home: &[(String, Vec<RunSummary>)],
-) {
-    println!();
-    println!(
-        "the simulator at {cores} cores against the live runs: p99 simulated / live (the \
-         profile's times x {delivered:.2}, SEQ's delivered cost per query)"
-    );
-    let mut header = format!("{:>5}", "load");
-    for (label, _) in home {
-        header.push_str(&format!(" | {label:>18}"));
-    }
-    println!("{header}");
-    let (mut within, mut checked) = (0, 0);
-    for (l, &load) in loads.iter().enumerate() {
-        let mut line = format!("{:>4.0}%", load * 100.0);
-        for (p, (_, by_load)) in home.iter().enumerate() {
-            let ratio = by_load[l].latency_ms.p99 / cells[p][l].p99.value;
-            if load <= MODEL_CHECK_MAX_LOAD + 1e-9 {
-                checked += 1;
-                within += usize::from((ratio - 1.0).abs() <= 0.15);
-            }
-            line.push_str(&format!(" | {:>17.2}x", ratio));
-        }
-        println!("{line}");
-    }
-    println!(
-        "within 15% at loads up to {:.0}%: {within} of {checked}",
-        100.0 * MODEL_CHECK_MAX_LOAD
-    );
-}
-
-/// A latency in three significant figures.
-fn short(ms: f64) -> String {
-    if ms >= 100.0 {
-        format!("{ms:.0}")
-    } else if ms >= 10.0 {
-        format!("{ms:.1}")
-    } else {
-        format!("{ms:.2}")
     }
 }
 

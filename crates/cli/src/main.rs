@@ -3,6 +3,7 @@
 mod chart;
 mod demo;
 mod demo_profile;
+mod demo_report;
 mod emulate;
 mod plan;
 mod plan_eetl;

@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 use tailor_core::{
     seeded_rng, AdaptiveTable, Arrivals, BinnedDistribution, Demand, DemandModel, DemandProfile,
-    IntervalRow, IntervalTable, Policy, Speedup, TailControlTable,
+    IntervalRow, IntervalTable, Policy, Speedup, TailControlTable, ThreadModel,
 };
 use tailor_plan::{
     binned_problem, plan_adaptive, plan_fm, plan_fm_exhaustive, plan_rc, plan_tail_control,
@@ -186,6 +186,30 @@ pub(crate) struct FmArgs {
     /// How the parallelism model counts a request's wait v0.
     #[arg(long, value_enum, default_value_t = Waits::Running)]
     wait_model: Waits,
+    /// How Eq. 1-2 charge a request's threads at degree d.
+    #[arg(long, value_enum, default_value_t = Threads::Held)]
+    thread_model: Threads,
+}
+
+/// How many threads a request at degree d keeps busy (`tailor_core::ThreadModel`), for
+/// the FM planner's Eq. 2 and the simulator's sharing of cores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Threads {
+    /// The FM paper's charge (the default): d threads, held until the request ends.
+    Held,
+    /// Threads leave a request with no unit left to claim, as in tailor's runtime: on
+    /// average s(d) of them are busy, so parallelism costs only what it adds to the
+    /// work (docs/fm-planner.md).
+    Busy,
+}
+
+impl From<Threads> for ThreadModel {
+    fn from(t: Threads) -> ThreadModel {
+        match t {
+            Threads::Held => ThreadModel::Held,
+            Threads::Busy => ThreadModel::Busy,
+        }
+    }
 }
 
 /// How the FM planner's parallelism model counts waits (`tailor_plan::WaitModel`).
@@ -243,6 +267,7 @@ fn fm(args: FmArgs) -> anyhow::Result<()> {
             Waits::Paper => WaitModel::Paper,
             Waits::Running => WaitModel::Running,
         },
+        thread_model: args.thread_model.into(),
     };
     let exact = FmProblem::new(&profile, params.clone())?;
     let problem = match args.bins {

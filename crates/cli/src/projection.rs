@@ -11,9 +11,10 @@ use rayon::prelude::*;
 use tailor_bench::UnitTimes;
 use tailor_core::{
     Arrivals, Demand, DemandModel, DemandProfile, Policy, RequestProfile, RunSummary, Tables,
+    ThreadModel,
 };
 use tailor_plan::{plan_adaptive, plan_fm, AdaptiveParams, FmParams, FmProblem, WaitModel};
-use tailor_sim::{simulate, simulate_pool, PoolSimConfig, SimConfig, UnitRequest};
+use tailor_sim::{simulate, simulate_pool, PoolSimConfig, SimConfig, SimError, UnitRequest};
 
 /// A query's time at `degree` predicted from its degree-1 parts: its units scheduled on
 /// `degree` threads by Graham's list scheduling in unit order (each unit to the thread
@@ -135,6 +136,7 @@ pub(crate) fn simulate_projection(
     loads: &[f64],
     requests: usize,
     seed: u64,
+    thread_model: ThreadModel,
 ) -> anyhow::Result<Vec<(String, Vec<RunSummary>)>> {
     let max_degree = profile.max_degree().min(PLANNED_DEGREE);
     let mean_ms = profile.requests().iter().map(|r| r.seq_ms()).sum::<f64>()
@@ -156,6 +158,7 @@ pub(crate) fn simulate_projection(
                 percentile: 0.99,
                 max_load: 2 * cores,
                 wait_model: WaitModel::Running,
+                thread_model,
             },
         )?,
         None,
@@ -184,7 +187,26 @@ pub(crate) fn simulate_projection(
     policies.push(("FM".into(), Some(Policy::parse("fm", &tables)?)));
     let capacity = cores as f64 * 1000.0 / mean_ms;
     let rates: Vec<f64> = loads.iter().map(|l| l * capacity).collect();
-    simulate_peers(profile, units, 1.0, cores, &rates, policies, requests, seed)
+    // Loads are below the profile's own capacity, so no run here is overloaded.
+    simulate_peers(
+        profile,
+        units,
+        1.0,
+        cores,
+        &rates,
+        policies,
+        (requests, seed),
+        thread_model,
+    )?
+    .into_iter()
+    .map(|(label, by_load)| {
+        let by_load = by_load
+            .into_iter()
+            .collect::<Option<Vec<_>>>()
+            .with_context(|| format!("{label} at {cores} cores is overloaded"))?;
+        Ok((label, by_load))
+    })
+    .collect()
 }
 
 /// A peer to simulate: its label and policy, `None` for the executor-style peer.
@@ -192,7 +214,9 @@ pub(crate) type Peer = (String, Option<Policy>);
 
 /// Simulates `profile` at `cores` cores at each of `rates` (rps) for every peer, the
 /// executor-style peer from the queries' `units` (in the profile's order), every time
-/// multiplied by `scale`; returns (label, summaries by rate).
+/// multiplied by `scale`, `(requests, seed)` per run, with cores shared by
+/// `thread_model`; returns (label, summaries by rate), `None` where the rate is more
+/// than the cores can serve even sequentially (the simulator refuses such a run).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate_peers(
     profile: &DemandProfile,
@@ -201,9 +225,9 @@ pub(crate) fn simulate_peers(
     cores: usize,
     rates: &[f64],
     policies: Vec<Peer>,
-    requests: usize,
-    seed: u64,
-) -> anyhow::Result<Vec<(String, Vec<RunSummary>)>> {
+    (requests, seed): (usize, u64),
+    thread_model: ThreadModel,
+) -> anyhow::Result<Vec<(String, Vec<Option<RunSummary>>)>> {
     let step_ms = super::demo::STEP_MS;
     let demand = DemandModel::new(
         Demand::Scaled {
@@ -229,7 +253,7 @@ pub(crate) fn simulate_peers(
     let jobs: Vec<(usize, usize)> = (0..policies.len())
         .flat_map(|p| (0..rates.len()).map(move |l| (p, l)))
         .collect();
-    let runs: Vec<RunSummary> = jobs
+    let runs: Vec<Option<RunSummary>> = jobs
         .par_iter()
         .map(|&(p, l)| {
             let mut cfg = SimConfig::new(
@@ -242,21 +266,27 @@ pub(crate) fn simulate_peers(
                 seed,
             );
             cfg.quantum_ms = step_ms;
+            cfg.thread_model = thread_model;
             let (label, policy) = &policies[p];
             let context = || format!("simulating {label} at {cores} cores");
-            let mut out = match policy {
+            let out = match policy {
                 Some(policy) => {
                     cfg.policy = policy.clone();
-                    simulate(&cfg).with_context(context)?
+                    simulate(&cfg)
                 }
                 None => simulate_pool(&PoolSimConfig {
                     base: cfg,
                     requests: kinds.clone(),
-                })
-                .with_context(context)?,
+                }),
             };
-            out.summary.policy = label.to_lowercase();
-            Ok(out.summary)
+            match out {
+                Ok(mut out) => {
+                    out.summary.policy = label.to_lowercase();
+                    Ok(Some(out.summary))
+                }
+                Err(SimError::Overload { .. }) => Ok(None),
+                Err(e) => Err(e).with_context(context),
+            }
         })
         .collect::<anyhow::Result<_>>()?;
     Ok(policies

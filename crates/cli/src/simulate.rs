@@ -15,6 +15,7 @@ use tailor_sim::{
     SimConfig, StealSimConfig,
 };
 
+use crate::plan::Threads;
 use crate::{interactive, write_output, AnyPolicy, PathArg};
 
 /// How results are printed.
@@ -83,6 +84,11 @@ pub(crate) struct SimulateArgs {
     /// Nice value of FM's boosted threads (ordinary threads run at nice 0).
     #[arg(long, default_value_t = -20, allow_hyphen_values = true)]
     boost_nice: i32,
+    /// Thread-pool policies: how many threads a request at degree d keeps busy when
+    /// cores are shared: d (`held`, the FM paper's model) or s(d) (`busy`: threads leave
+    /// a request with no unit left, as in tailor's runtime).
+    #[arg(long, value_enum, default_value_t = Threads::Held)]
+    thread_model: Threads,
     /// Write per-request records (CSV) of a single run here.
     #[arg(long)]
     records: Option<PathArg>,
@@ -234,6 +240,7 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
                 cfg.warmup = args.warmup;
                 cfg.workers = args.workers;
                 cfg.boost_nice = args.boost_nice;
+                cfg.thread_model = args.thread_model.into();
                 cfg.trace = args.trace.is_some();
                 cfg.records = args.records.is_some();
                 if matches!(family, Family::Hetero(_)) {

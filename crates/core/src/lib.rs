@@ -44,7 +44,7 @@ pub use policy::{Admission, Policy, Tables};
 pub use profile::{DemandProfile, ProfileConditions, RequestProfile};
 pub use s2f::{HeteroPolicy, HETERO_POLICY_FORMS};
 pub use shapes::Shape;
-pub use speedup::{Speedup, SpeedupSpec};
+pub use speedup::{Speedup, SpeedupSpec, ThreadModel};
 pub use steal::{Dissolve, StealAdmission, StealPolicy, STEAL_POLICY_NAMES};
 pub use summary::{
     degree_stats, exact_quantile, phase_stats, DegreeStats, EnergySummary, EpochStats, HostStats,

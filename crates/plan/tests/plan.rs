@@ -2,7 +2,7 @@
 //! oracle, the binned approximation, the paper's Figure 5 example, and input errors.
 
 use proptest::prelude::*;
-use tailor_core::{DemandProfile, IntervalTable, RequestProfile};
+use tailor_core::{DemandProfile, IntervalTable, RequestProfile, ThreadModel};
 use tailor_plan::{
     binned_problem, plan_fm, plan_fm_exhaustive, FmParams, FmProblem, PlanError, WaitModel,
     PARALLELISM_TOLERANCE,
@@ -13,9 +13,18 @@ use tailor_plan::{
 // from the planner so that a shared mistake is unlikely.
 // ---------------------------------------------------------------------------------------
 
-/// Eq. 1 and Eq. 2 by their cases: (time_r(S), ap_r(S)).
-fn oracle_request(seq: f64, s: &[f64], v: &[f64]) -> (f64, f64) {
+/// Eq. 1 and Eq. 2 by their cases: (time_r(S), ap_r(S)). Eq. 2 charges degree i for i
+/// threads; with `busy`, for the s(i) threads a request whose threads leave when out of
+/// units keeps busy (at most i).
+fn oracle_request(seq: f64, s: &[f64], v: &[f64], busy: bool) -> (f64, f64) {
     let n = s.len();
+    let th = |i: usize| {
+        if busy {
+            s[i - 1].min(i as f64)
+        } else {
+            i as f64
+        }
+    };
     let mut boundary = 0.0; // sum_{i<=k} s(i) v_i
     for k in 1..n {
         let before = boundary;
@@ -23,13 +32,13 @@ fn oracle_request(seq: f64, s: &[f64], v: &[f64]) -> (f64, f64) {
         if seq <= boundary {
             let last = (seq - before) / s[k - 1];
             let time: f64 = v[..k].iter().sum::<f64>() + last;
-            let threads: f64 = (1..k).map(|i| i as f64 * v[i]).sum::<f64>() + k as f64 * last;
+            let threads: f64 = (1..k).map(|i| th(i) * v[i]).sum::<f64>() + th(k) * last;
             return (time, threads / time);
         }
     }
     let last = (seq - boundary) / s[n - 1];
     let time: f64 = v.iter().sum::<f64>() + last;
-    let threads: f64 = (1..n).map(|i| i as f64 * v[i]).sum::<f64>() + n as f64 * last;
+    let threads: f64 = (1..n).map(|i| th(i) * v[i]).sum::<f64>() + th(n) * last;
     (time, threads / time)
 }
 
@@ -59,7 +68,7 @@ fn oracle(requests: &[(f64, Vec<f64>)], p: &FmParams) -> Vec<Option<OracleRow>> 
             let v: Vec<f64> = idx.iter().map(|j| *j as f64 * p.step_ms).collect();
             let evals: Vec<(f64, f64)> = requests
                 .iter()
-                .map(|(seq, s)| oracle_request(*seq, s, &v))
+                .map(|(seq, s)| oracle_request(*seq, s, &v, p.thread_model == ThreadModel::Busy))
                 .collect();
             let sum_time: f64 = evals.iter().map(|e| e.0).sum();
             // Eq. 3; tailor's running-time model leaves every request's wait out.
@@ -143,7 +152,14 @@ fn check_against_oracle(requests: &[(f64, Vec<f64>)], params: &FmParams, table: 
                 // The schedule itself achieves what the row claims, within the target.
                 let evals: Vec<(f64, f64)> = requests
                     .iter()
-                    .map(|(seq, s)| oracle_request(*seq, s, &row.intervals_ms))
+                    .map(|(seq, s)| {
+                        oracle_request(
+                            *seq,
+                            s,
+                            &row.intervals_ms,
+                            params.thread_model == ThreadModel::Busy,
+                        )
+                    })
                     .collect();
                 let mut sum: f64 = evals.iter().map(|e| e.0).sum();
                 if params.wait_model == WaitModel::Running {
@@ -202,9 +218,10 @@ fn instance() -> impl Strategy<Value = (Vec<(f64, Vec<f64>)>, FmParams)> {
             0.5f64..12.0,
             1usize..=8,
             prop_oneof![Just(WaitModel::Paper), Just(WaitModel::Running)],
+            prop_oneof![Just(ThreadModel::Held), Just(ThreadModel::Busy)],
         )
             .prop_map(
-                move |(requests, step, beta, target, max_load, wait_model)| {
+                move |(requests, step, beta, target, max_load, wait_model, thread_model)| {
                     let params = FmParams {
                         max_degree: n,
                         target_parallelism: target,
@@ -213,6 +230,7 @@ fn instance() -> impl Strategy<Value = (Vec<(f64, Vec<f64>)>, FmParams)> {
                         percentile: beta,
                         max_load,
                         wait_model,
+                        thread_model,
                     };
                     (requests, params)
                 },
@@ -270,6 +288,7 @@ fn larger_instances_match_the_oracle() {
             percentile: [0.9, 0.95, 0.99][case % 3],
             max_load: 10,
             wait_model: WaitModel::Paper,
+            thread_model: ThreadModel::Held,
         };
         let problem = FmProblem::new(&profile_of(&requests), params.clone()).unwrap();
         let table = plan_fm(&problem, None).unwrap();
@@ -305,6 +324,7 @@ fn bins_of_identical_requests_predict_exactly() {
         percentile: 0.9,
         max_load: 8,
         wait_model: WaitModel::Paper,
+        thread_model: ThreadModel::Held,
     };
     let exact = plan_fm(&FmProblem::new(&profile, params.clone()).unwrap(), None).unwrap();
     let by_request = binned_problem(&profile, params.clone(), 200).unwrap();
@@ -349,6 +369,7 @@ fn figure_5(max_load: usize, wait_model: WaitModel) -> IntervalTable {
         percentile: 0.99,
         max_load,
         wait_model,
+        thread_model: ThreadModel::Held,
     };
     plan_checked(&requests, &params)
 }
@@ -417,6 +438,7 @@ fn running_model_loads_without_a_fit_up_to_the_target_run_most_sequentially() {
         percentile: 0.99,
         max_load: 5,
         wait_model: WaitModel::Running,
+        thread_model: ThreadModel::Held,
     };
     let table = plan_checked(&requests, &params);
     let row = |q: usize| &table.rows[q - 1];
@@ -442,6 +464,7 @@ fn rejects_bad_parameters_by_name() {
         percentile: 0.99,
         max_load: 4,
         wait_model: WaitModel::Paper,
+        thread_model: ThreadModel::Held,
     };
     assert!(FmProblem::new(&profile, ok.clone()).is_ok());
     let cases: Vec<(FmParams, &str)> = vec![
@@ -555,6 +578,7 @@ fn an_unreachable_target_is_an_error_not_a_panic() {
         percentile: 0.99,
         max_load: 3,
         wait_model: WaitModel::Paper,
+        thread_model: ThreadModel::Held,
     };
     let problem = FmProblem::new(&profile, params).unwrap();
     assert!(matches!(
@@ -579,6 +603,7 @@ fn a_speedup_that_collapses_at_degree_n_keeps_the_sums_exact() {
                 percentile: 1.0,
                 max_load: 3,
                 wait_model: WaitModel::Paper,
+                thread_model: ThreadModel::Held,
             },
         ),
         (
@@ -594,6 +619,7 @@ fn a_speedup_that_collapses_at_degree_n_keeps_the_sums_exact() {
                 percentile: 0.5,
                 max_load: 7,
                 wait_model: WaitModel::Paper,
+                thread_model: ThreadModel::Held,
             },
         ),
     ];
@@ -619,6 +645,7 @@ fn oversized_searches_are_refused_before_allocating() {
         percentile: 0.99,
         max_load: 4,
         wait_model: WaitModel::Paper,
+        thread_model: ThreadModel::Held,
     };
     let refused = [
         FmParams {
@@ -682,6 +709,7 @@ fn speedups_that_overflow_are_refused_naming_the_request() {
         percentile: 0.99,
         max_load: 4,
         wait_model: WaitModel::Paper,
+        thread_model: ThreadModel::Held,
     };
     let err = FmProblem::new(&profile, params).unwrap_err();
     assert!(err.to_string().contains("request 1"), "{err}");
@@ -698,6 +726,7 @@ fn grid_values_are_clean_decimals() {
         percentile: 0.99,
         max_load: 6,
         wait_model: WaitModel::Paper,
+        thread_model: ThreadModel::Held,
     };
     let table = plan_fm(&FmProblem::new(&profile, params).unwrap(), None).unwrap();
     for row in &table.rows {

@@ -1,6 +1,6 @@
 //! What a simulation run is given, and the checks that refuse impossible settings.
 
-use tailor_core::{ArrivalError, Arrivals, DemandModel, Policy};
+use tailor_core::{ArrivalError, Arrivals, DemandModel, Policy, ThreadModel};
 
 /// The shortest self-scheduling quantum, in ms.
 const MIN_QUANTUM_MS: f64 = 1e-3;
@@ -50,6 +50,11 @@ pub struct SimConfig {
     /// Whether runs in which no core is ever shared may use the dedicated loop, which
     /// gives the same results faster (off only to check that claim).
     pub fast_path: bool,
+
+    /// How many threads a request at degree d keeps busy when cores are shared: d (the
+    /// FM paper's held threads, the default) or s(d) (threads that leave when their
+    /// request has no unit left, as in tailor's runtime).
+    pub thread_model: ThreadModel,
 }
 
 impl SimConfig {
@@ -81,6 +86,7 @@ impl SimConfig {
             records: false,
             capacity: None,
             fast_path: true,
+            thread_model: ThreadModel::Held,
         }
     }
 

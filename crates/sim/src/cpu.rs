@@ -26,16 +26,18 @@ pub(crate) fn nice_weight(nice: i32) -> f64 {
 
 /// The share of a core each thread gets, (ordinary, boosted), when `normal` ordinary
 /// threads of weight `w_normal` and `boosted` threads of weight `w_boosted` share `cores`
-/// identical cores. A class with no threads gets share 0.
+/// identical cores. A class with no threads gets share 0. Thread counts may be
+/// fractional: the average number of busy threads of requests whose threads leave when
+/// out of units (`tailor_core::ThreadModel::Busy`).
 pub(crate) fn shares(
     cores: f64,
-    normal: usize,
-    boosted: usize,
+    normal: f64,
+    boosted: f64,
     w_normal: f64,
     w_boosted: f64,
 ) -> (f64, f64) {
-    let (n, b) = (normal as f64, boosted as f64);
-    let some = |count: usize, share: f64| if count == 0 { 0.0 } else { share };
+    let (n, b) = (normal, boosted);
+    let some = |count: f64, share: f64| if count > 0.0 { share } else { 0.0 };
     if n + b <= cores {
         return (some(normal, 1.0), some(boosted, 1.0));
     }
@@ -77,13 +79,13 @@ mod tests {
 
     #[test]
     fn undersubscribed_threads_get_whole_cores() {
-        assert_eq!(shares(4.0, 3, 0, 1024.0, 1024.0), (1.0, 0.0));
-        assert_eq!(shares(4.0, 2, 2, 1024.0, 9548.0), (1.0, 1.0));
+        assert_eq!(shares(4.0, 3.0, 0.0, 1024.0, 1024.0), (1.0, 0.0));
+        assert_eq!(shares(4.0, 2.0, 2.0, 1024.0, 9548.0), (1.0, 1.0));
     }
 
     #[test]
     fn equal_weights_share_equally() {
-        let (x, _) = shares(4.0, 8, 0, 1024.0, 1024.0);
+        let (x, _) = shares(4.0, 8.0, 0.0, 1024.0, 1024.0);
         assert_eq!(x, 0.5);
     }
 
@@ -91,11 +93,11 @@ mod tests {
     fn boosted_threads_are_capped_at_a_core_and_the_rest_share() {
         // 3 boosted threads at high weight on 4 cores with 10 ordinary threads: the
         // boosted ones get a whole core each, the 10 others share the last core.
-        let (n, b) = shares(4.0, 10, 3, 1024.0, 88761.0);
+        let (n, b) = shares(4.0, 10.0, 3.0, 1024.0, 88761.0);
         assert_eq!(b, 1.0);
         assert!((n - 0.1).abs() < 1e-12);
         // Mild boosting: shares in proportion to weight, summing to the cores.
-        let (n, b) = shares(4.0, 10, 3, 1024.0, 1277.0);
+        let (n, b) = shares(4.0, 10.0, 3.0, 1024.0, 1277.0);
         assert!((10.0 * n + 3.0 * b - 4.0).abs() < 1e-12);
         assert!((b / n - 1277.0 / 1024.0).abs() < 1e-12);
     }

@@ -78,6 +78,9 @@ struct Class {
     clock: f64,
     share: f64,
     threads: usize,
+    /// The threads its requests keep busy (`threads` under the held-thread model; the
+    /// sum of s(d) when threads leave out of units); the shares are computed from it.
+    busy: f64,
     /// (virtual finish, slot, version); ties go to the lower slot, deterministically.
     heap: BinaryHeap<Reverse<(OrdF64, u32, u32)>>,
     /// Entries in `heap` superseded by a later one for the same request.
@@ -132,8 +135,8 @@ pub(crate) struct Engine<'c> {
     /// [ordinary, boosted]
     classes: [Class; 2],
     weights: [f64; 2],
-    /// The thread counts the classes' shares were computed for.
-    shares_for: (usize, usize),
+    /// The busy threads the classes' shares were computed for.
+    shares_for: (f64, f64),
     /// Whether the policy self-schedules (looked up once).
     self_schedules: bool,
     /// Whether the policy boosts some requests (looked up once).
@@ -176,7 +179,7 @@ pub fn simulate(cfg: &SimConfig) -> Result<SimOutput, SimError> {
         delayed: 0,
         classes: [Class::default(), Class::default()],
         weights: [nice_weight(0), nice_weight(cfg.boost_nice)],
-        shares_for: (0, 0),
+        shares_for: (0.0, 0.0),
         self_schedules: cfg.policy.self_schedules(),
         boosts: cfg.policy.boosts(),
         row_key: 0,
@@ -267,7 +270,7 @@ impl Engine<'_> {
         let dt = t - self.now;
         if dt > 0.0 {
             for class in self.classes.iter_mut().filter(|c| c.threads > 0) {
-                let threads = class.threads as f64;
+                let threads = class.busy;
                 class.clock += class.share * dt;
                 self.measured.thread_time += threads * dt;
                 self.measured.cpu_time += threads * class.share * dt;
@@ -277,7 +280,7 @@ impl Engine<'_> {
     }
 
     fn update_shares(&mut self) {
-        let counts = (self.classes[0].threads, self.classes[1].threads);
+        let counts = (self.classes[0].busy, self.classes[1].busy);
         if counts == self.shares_for {
             return;
         }
@@ -443,7 +446,9 @@ impl Engine<'_> {
         r.boosted = boosted;
         r.version = r.version.wrapping_add(1);
         r.vfinish = self.classes[c].clock + remaining / r.speedup.at(degree);
+        let charge = self.cfg.thread_model.charge(degree, r.speedup.at(degree));
         self.classes[c].threads += degree;
+        self.classes[c].busy += charge;
         self.classes[c]
             .heap
             .push(Reverse((OrdF64(r.vfinish), id as u32, r.version)));
@@ -462,7 +467,18 @@ impl Engine<'_> {
         let r = &mut self.reqs[id];
         r.degree_time += r.degree as f64 * (self.now - r.degree_since);
         r.degree_since = self.now;
-        self.classes[usize::from(r.boosted)].threads -= r.degree;
+        let charge = self
+            .cfg
+            .thread_model
+            .charge(r.degree, r.speedup.at(r.degree));
+        let class = &mut self.classes[usize::from(r.boosted)];
+        class.threads -= r.degree;
+        // No rounding residue is left once the class is empty.
+        class.busy = if class.threads == 0 {
+            0.0
+        } else {
+            class.busy - charge
+        };
     }
 
     /// A self-scheduling point at quantum tick `tick` (FM paper §4.2).

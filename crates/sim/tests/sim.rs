@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use tailor_core::{Arrivals, Demand, DemandModel, IntervalTable, Policy, Speedup, SpeedupSpec};
+use tailor_core::{
+    Arrivals, Demand, DemandModel, IntervalTable, Policy, Speedup, SpeedupSpec, ThreadModel,
+};
 use tailor_sim::{simulate, SimConfig, SimError, SimOutput};
 
 fn model(demand: Demand, speedup: Option<Speedup>) -> DemandModel {
@@ -248,6 +250,64 @@ fn cpu_time_is_work_times_degree_over_speedup() {
         (used - expected).abs() / expected < 1e-6,
         "{used} vs {expected}"
     );
+}
+
+#[test]
+fn busy_threads_leave_the_cores_to_other_requests() {
+    // Two requests at degree 2 with s(2) = 1.5 on 2 cores, arriving together. Held
+    // threads: 4 threads at half a core, each request at rate 1.5 * 0.5, done at 40/3 ms.
+    // Threads that leave when out of units keep 1.5 busy each: 3 on 2 cores get 2/3 of a
+    // core, rate 1.5 * 2/3 = 1, so both end at 10 ms, as 20 ms of work on 2 cores must.
+    let s = Speedup::table(vec![1.0, 1.5]).unwrap();
+    let run_with = |model_: ThreadModel| {
+        let mut cfg = SimConfig::new(
+            2,
+            Policy::Fix { degree: 2 },
+            model(Demand::Const { ms: 10.0 }, Some(s.clone())),
+            trace_arrivals(&[0.0, 0.0]),
+            1.0,
+            2,
+            1,
+        );
+        cfg.warmup = Some(0);
+        cfg.records = true;
+        cfg.thread_model = model_;
+        run(&cfg)
+    };
+    for r in &run_with(ThreadModel::Held).records {
+        assert!((r.finish_ms - 40.0 / 3.0).abs() < 1e-9, "{r:?}");
+    }
+    let busy = run_with(ThreadModel::Busy);
+    for r in &busy.records {
+        assert!((r.finish_ms - 10.0).abs() < 1e-9, "{r:?}");
+    }
+    assert!((busy.summary.cpu_utilization - 1.0).abs() < 1e-9);
+}
+
+#[test]
+fn busy_threads_use_exactly_the_work_in_cpu_time() {
+    // With threads that leave, parallelism costs no CPU: utilization x cores x makespan
+    // is the work itself, at any degree and sharing.
+    let s = Speedup::Amdahl {
+        serial_fraction: 0.2,
+    };
+    let mut cfg = SimConfig::new(
+        4,
+        Policy::Fix { degree: 3 },
+        model(Demand::Exp { mean_ms: 10.0 }, Some(s)),
+        Arrivals::Poisson,
+        250.0,
+        20_000,
+        3,
+    );
+    cfg.warmup = Some(0);
+    cfg.records = true;
+    cfg.thread_model = ThreadModel::Busy;
+    let out = run(&cfg);
+    let work: f64 = out.records.iter().map(|r| r.work_ms).sum();
+    let makespan = out.records.iter().map(|r| r.finish_ms).fold(0.0, f64::max);
+    let used = out.summary.cpu_utilization * 4.0 * makespan;
+    assert!((used - work).abs() / work < 1e-6, "{used} vs {work}");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -60,7 +60,7 @@ fn fold_schedules(problem: &FmProblem, range: Range<u64>) -> Choices {
                 times.clear();
                 let (mut sum_time, mut sum_threads) = (0.0, 0.0);
                 for r in 0..problem.len() {
-                    let (t, th) = request_time(problem.seq[r], problem.s(r), &v);
+                    let (t, th) = request_time(problem.seq[r], problem.s(r), problem.c(r), &v);
                     let w = f64::from(problem.weight[r]);
                     sum_time += w * t;
                     sum_threads += w * th;

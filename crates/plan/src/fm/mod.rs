@@ -16,7 +16,7 @@ mod exhaustive;
 mod model;
 mod search;
 
-use tailor_core::{DemandProfile, IntervalRow, IntervalTable, INTERVAL_TABLE_KIND};
+use tailor_core::{DemandProfile, IntervalRow, IntervalTable, ThreadModel, INTERVAL_TABLE_KIND};
 
 pub use bins::binned_problem;
 pub use exhaustive::plan_fm_exhaustive;
@@ -45,6 +45,9 @@ pub struct FmParams {
     pub max_load: usize,
     /// How Eq. 2 counts a request's wait v0.
     pub wait_model: WaitModel,
+    /// How Eq. 1-2 charge a request's threads at degree d: d held threads (the paper),
+    /// or the s(d) a request whose threads leave when out of units keeps busy.
+    pub thread_model: ThreadModel,
 }
 
 /// How the parallelism model (Eq. 2-3) counts the time a request waits before it starts.
@@ -140,6 +143,9 @@ pub struct FmProblem {
     seq: Vec<f64>,
     /// s_r(1..=n) for request r at `speedups[r * n .. (r + 1) * n]`.
     speedups: Vec<f64>,
+    /// The threads request r keeps busy at degrees 1..=n (d, or s_r(d) under
+    /// [`ThreadModel::Busy`]), laid out as `speedups`.
+    charges: Vec<f64>,
     weight: Vec<u32>,
     total_weight: u64,
 }
@@ -275,12 +281,21 @@ impl FmProblem {
         let grid_values = (0..grid_len)
             .map(|j| (j as f64 * params.step_ms * 1e9).round() / 1e9)
             .collect();
+        let charges = speedups
+            .chunks(n)
+            .flat_map(|s| {
+                s.iter()
+                    .enumerate()
+                    .map(|(i, &x)| params.thread_model.charge(i + 1, x))
+            })
+            .collect();
         Ok(FmProblem {
             params,
             grid_len,
             grid_values,
             seq,
             speedups,
+            charges,
             weight,
             total_weight,
         })
@@ -309,6 +324,11 @@ impl FmProblem {
         &self.speedups[r * self.n()..(r + 1) * self.n()]
     }
 
+    /// The threads request r keeps busy at degrees 1..=n.
+    fn c(&self, r: usize) -> &[f64] {
+        &self.charges[r * self.n()..(r + 1) * self.n()]
+    }
+
     fn all_unit(&self) -> bool {
         self.weight.iter().all(|w| *w == 1)
     }
@@ -329,7 +349,7 @@ impl FmProblem {
         let mut times = Vec::with_capacity(self.len());
         let (mut sum_time, mut sum_threads) = (0.0, 0.0);
         for r in 0..self.len() {
-            let (t, th) = request_time(self.seq[r], self.s(r), schedule_ms);
+            let (t, th) = request_time(self.seq[r], self.s(r), self.c(r), schedule_ms);
             let w = f64::from(self.weight[r]);
             sum_time += w * t;
             sum_threads += w * th;

@@ -39,11 +39,13 @@ pub fn tail_rank(percentile: f64, total_weight: u64) -> u64 {
 }
 
 /// Eq. 1 and the numerator of Eq. 2 for one request under schedule `v` (v0, v1, ...,
-/// v_{n-1}) in ms: returns (time_r(S), the thread-time it uses). `s` holds s_r(1..=n).
+/// v_{n-1}) in ms: returns (time_r(S), the thread-time it uses). `s` holds s_r(1..=n)
+/// and `c` the threads it keeps busy at each degree (d in the paper's Eq. 2; see
+/// [`tailor_core::ThreadModel`]).
 ///
 /// The request waits v0 with no thread, runs v1 at degree 1, v2 at degree 2, ..., and
 /// finishes at degree n. During v_d at degree d it does s_r(d) * v_d of its work.
-pub(crate) fn request_time(seq: f64, s: &[f64], v: &[f64]) -> (f64, f64) {
+pub(crate) fn request_time(seq: f64, s: &[f64], c: &[f64], v: &[f64]) -> (f64, f64) {
     let n = s.len();
     let mut wall = v[0];
     let mut threads = 0.0;
@@ -52,14 +54,14 @@ pub(crate) fn request_time(seq: f64, s: &[f64], v: &[f64]) -> (f64, f64) {
         let cap = s[d - 1] * v[d];
         if seq - done <= cap {
             let t = (seq - done) / s[d - 1];
-            return (wall + t, threads + d as f64 * t);
+            return (wall + t, threads + c[d - 1] * t);
         }
         done += cap;
         wall += v[d];
-        threads += d as f64 * v[d];
+        threads += c[d - 1] * v[d];
     }
     let t = (seq - done) / s[n - 1];
-    (wall + t, threads + n as f64 * t)
+    (wall + t, threads + c[n - 1] * t)
 }
 
 /// Returns the largest time t such that the weight of times >= t is at least `need`
@@ -91,6 +93,8 @@ mod tests {
     fn eq1_follows_the_papers_cases() {
         // Figure 5 of the paper: long 150 ms request, s(2) = 1.5, s(3) = 2.
         let s = [1.0, 1.5, 2.0];
+        let request_time =
+            |seq, s: &[f64], v: &[f64]| request_time(seq, s, &[1.0, 2.0, 3.0][..s.len()], v);
         // S = (0, 50, 0): 50 ms alone, then degree 3 for the remaining 100 ms of work.
         let (t, th) = request_time(150.0, &s, &[0.0, 50.0, 0.0]);
         assert_eq!(t, 100.0);
@@ -105,6 +109,19 @@ mod tests {
         assert_eq!(th, 2.0 * 50.0 + 3.0 * 37.5);
         // A single degree.
         assert_eq!(request_time(8.0, &[1.0], &[2.0]), (10.0, 8.0));
+    }
+
+    #[test]
+    fn busy_threads_charge_the_work_done() {
+        // Threads that leave when out of units keep s(d) busy: the thread-time is the
+        // work, whatever the schedule.
+        let s = [1.0, 1.5, 2.0];
+        let (t, th) = super::request_time(150.0, &s, &s, &[0.0, 50.0, 0.0]);
+        assert_eq!(t, 100.0);
+        assert_eq!(th, 150.0);
+        let (t, th) = super::request_time(150.0, &s, &s, &[0.0, 0.0, 50.0]);
+        assert_eq!(t, 87.5);
+        assert_eq!(th, 150.0);
     }
 
     #[test]

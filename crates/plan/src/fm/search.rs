@@ -196,7 +196,7 @@ impl<'p> Scratch<'p> {
         let mut last_phase = 0usize;
         let (mut base_t, mut base_h) = (0.0, 0.0);
         for r in 0..p.len() {
-            let (seq, s) = (p.seq[r], p.s(r));
+            let (seq, s, c) = (p.seq[r], p.s(r), p.c(r));
             let (mut done, mut wall, mut threads) = (0.0, 0.0, 0.0);
             let mut phase = n - 1;
             self.finished[r] = f64::NAN;
@@ -207,13 +207,13 @@ impl<'p> Scratch<'p> {
                     self.finished[r] = wall + t;
                     let w = f64::from(p.weight[r]);
                     base_t += w * (wall + t);
-                    base_h += w * (threads + d as f64 * t);
+                    base_h += w * (threads + c[d - 1] * t);
                     phase = d;
                     break;
                 }
                 done += cap;
                 wall += v;
-                threads += d as f64 * v;
+                threads += c[d - 1] * v;
             }
             last_phase = last_phase.max(phase);
             (self.done[r], self.wall[r], self.threads[r]) = (done, wall, threads);
@@ -241,18 +241,15 @@ impl<'p> Scratch<'p> {
     fn at(p: &FmProblem, r: usize, after: (f64, f64, f64), v: f64) -> (f64, f64) {
         let (done, wall, threads) = after;
         let n = p.n();
-        let s = p.s(r);
+        let (s, c) = (p.s(r), p.c(r));
         let seq = p.seq[r];
         let cap = s[n - 2] * v;
         if seq - done <= cap {
             let t = (seq - done) / s[n - 2];
-            (wall + t, threads + (n - 1) as f64 * t)
+            (wall + t, threads + c[n - 2] * t)
         } else {
             let t = (seq - (done + cap)) / s[n - 1];
-            (
-                (wall + v) + t,
-                (threads + (n - 1) as f64 * v) + n as f64 * t,
-            )
+            ((wall + v) + t, (threads + c[n - 2] * v) + c[n - 1] * t)
         }
     }
 
@@ -265,7 +262,6 @@ impl<'p> Scratch<'p> {
         let p = self.p;
         let n = p.n();
         let g = p.grid_len;
-        let dl = (n - 1) as f64;
         let y = p.grid(g - 1);
         self.bucket.iter_mut().for_each(|b| *b = Bucket::default());
         self.items.clear();
@@ -277,8 +273,9 @@ impl<'p> Scratch<'p> {
                 self.high.push(self.finished[r]);
                 continue;
             }
-            let s = p.s(r);
+            let (s, c) = (p.s(r), p.c(r));
             let (sl, sn) = (s[n - 2], s[n - 1]);
+            let (cl, cn) = (c[n - 2], c[n - 1]);
             let rem = p.seq[r] - self.done[r];
             // The first grid index at which the request finishes at degree n-1.
             let mut jr = ((rem / (sl * p.params.step_ms)).ceil().max(0.0) as usize).min(g);
@@ -293,11 +290,11 @@ impl<'p> Scratch<'p> {
             at.add_linear(
                 wf * (self.wall[r] + rem / sn),
                 wf * (1.0 - sl / sn),
-                wf * (self.threads[r] + n as f64 * rem / sn),
-                wf * (dl - n as f64 * sl / sn),
+                wf * (self.threads[r] + cn * rem / sn),
+                wf * (cl - cn * sl / sn),
             );
             at.const_t += wf * (self.wall[r] + rem / sl);
-            at.const_h += wf * (self.threads[r] + dl * rem / sl);
+            at.const_h += wf * (self.threads[r] + cl * rem / sl);
             let after = self.after_prefix(r);
             let (t0, ty) = (Self::at(p, r, after, 0.0).0, Self::at(p, r, after, y).0);
             self.items.push((t0.min(ty), w));
