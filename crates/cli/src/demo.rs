@@ -16,6 +16,7 @@ use tailor_core::{Arrivals, Bootstrap, DemandProfile, Dissolve, Estimate, Policy
 use tailor_plan::{plan_adaptive, plan_fm, AdaptiveParams, FmParams, FmProblem, WaitModel};
 use tailor_workloads::search::{PreparedSearch, GCIDE_DICT};
 
+use crate::bounds;
 use crate::chart::{write_charts, Panel, Series};
 use crate::demo_profile::query_profile;
 use crate::demo_report::{print_home_check, print_projection, print_table, threads_note};
@@ -44,24 +45,24 @@ pub(crate) struct DemoArgs {
     #[command(flatten)]
     search: SearchArgs,
     /// Queries to profile; the live runs draw from these.
-    #[arg(long, default_value_t = 400)]
+    #[arg(long, default_value_t = 400, value_parser = bounds::COUNT)]
     profiled: usize,
     /// Runs per query and degree in the profile (the FM paper used at least 10).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = bounds::COUNT)]
     repeat: usize,
     /// Loads, as fractions of SEQ's capacity (cores / mean query time).
     #[arg(long, value_delimiter = ',', default_values_t = [0.3, 0.45, 0.6, 0.75, 0.9])]
     loads: Vec<f64>,
     /// Seconds of arrivals in each live run.
-    #[arg(long, default_value_t = 4.0)]
+    #[arg(long, default_value_t = 4.0, value_parser = bounds::SECONDS)]
     seconds: f64,
     /// Rounds: each runs every policy at every load once, in a shuffled order, so that a
     /// slow minute of the machine falls on all policies alike.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = bounds::COUNT)]
     rounds: usize,
     /// Times a run that met noise (other programs or the hypervisor taking over 5% of
     /// the cores, or a stall over 10 ms) is repeated before it is kept and flagged.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = bounds::COUNT0)]
     retries: usize,
     /// A shorter demo (within about 3 minutes once built and profiled): 2 rounds of
     /// 2-second runs at 30%, 60% and 90% load, and 5,000 requests per projected run.
@@ -69,19 +70,19 @@ pub(crate) struct DemoArgs {
     #[arg(long)]
     quick: bool,
     /// Requests in each projected (simulated) run.
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(long, default_value_t = 20_000, value_parser = bounds::REQUESTS)]
     projected_requests: usize,
     /// Cores to plan for and measure against (default: the machine's).
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::THREADS)]
     cores: Option<usize>,
     /// SEQ's live capacity in queries per second, which the loads are fractions of
     /// (default: measured by a short SEQ run at half the profile's capacity). Set it to
     /// repeat an earlier run's rates exactly.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::RPS)]
     capacity: Option<f64>,
     /// FM's target parallelism (default: the cores; in simulation of the demo's profile
     /// on 2 cores, 2 gave a lower p99 than 3 or 4 at every load).
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::POSITIVE)]
     target_parallelism: Option<f64>,
     /// How FM's planner counts waits (see `tailor plan fm --help`).
     #[arg(long, value_enum, default_value_t = Waits::Running)]
@@ -373,10 +374,7 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
     for (p, by_load) in runs.iter().enumerate() {
         for (l, r) in by_load.iter().enumerate() {
             let mut line = cell_json(r, &cells[p][l])?;
-            line["sim_p99_ms"] = home[p].1[l]
-                .as_ref()
-                .map(|sim| sim.latency_ms.p99)
-                .into();
+            line["sim_p99_ms"] = home[p].1[l].as_ref().map(|sim| sim.latency_ms.p99).into();
             line["sim_work_scale"] = delivered.into();
             json_lines.push(line.to_string());
         }

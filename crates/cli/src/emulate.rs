@@ -1,5 +1,6 @@
 //! `tailor emulate`: planned against measured slowdown of duty-cycle slow-core emulation (the dissertation's Fig. 5.5).
 
+use crate::bounds;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -22,7 +23,7 @@ pub(crate) struct EmulateArgs {
     #[arg(long, default_value = "5,20,80")]
     lengths_ms: String,
     /// Repetitions of each measurement; the table shows the median.
-    #[arg(long, default_value_t = 9)]
+    #[arg(long, default_value_t = 9, value_parser = bounds::COUNT)]
     reps: usize,
 }
 

@@ -1,5 +1,6 @@
 //! The `tailor` binary: parses arguments into plain values and calls the library crates.
 
+mod bounds;
 mod chart;
 mod demo;
 mod demo_profile;

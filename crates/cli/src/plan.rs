@@ -17,6 +17,7 @@ use tailor_plan::{
 };
 use tailor_sim::{simulate, SimConfig};
 
+use crate::bounds;
 use crate::{interactive, write_output, PathArg};
 
 #[derive(Debug, Subcommand)]
@@ -53,29 +54,29 @@ pub(crate) struct TailControlArgs {
     #[arg(long)]
     demand: Option<String>,
     /// With --demand: the number of bins.
-    #[arg(long, default_value_t = 200, requires = "demand")]
+    #[arg(long, default_value_t = 200, requires = "demand", value_parser = bounds::COUNT)]
     bins: usize,
     /// With --demand: the number of sampled requests.
-    #[arg(long, default_value_t = 100_000, requires = "demand")]
+    #[arg(long, default_value_t = 100_000, requires = "demand", value_parser = bounds::COUNT)]
     samples: usize,
     /// With --demand: the sampling seed.
     #[arg(long, default_value_t = 1, requires = "demand")]
     seed: u64,
     /// The sequential part of each request's work, in [0, 1): above 0 a small request
     /// takes at least its span (the sub-linear variant of §4.1's Discussion).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = bounds::FRACTION0)]
     sequential_fraction: f64,
     /// Cores m.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::THREADS)]
     cores: usize,
     /// Arrival rate, requests per second.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::RPS)]
     rps: f64,
     /// Latency target, ms.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::MS)]
     target_ms: f64,
     /// Plan 1..=Q active requests.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::COUNT)]
     max_active: usize,
     #[command(flatten)]
     output: OutputArgs,
@@ -93,16 +94,16 @@ pub(crate) struct RcArgs {
     #[arg(long)]
     cores: String,
     /// The load, requests per second.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::RPS)]
     rps: f64,
     /// The highest degree to try for long requests (degrees 2..=N are tried).
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::THREADS)]
     max_degree: usize,
     /// ARRIVALS for the simulations.
     #[arg(long, default_value = "poisson")]
     arrivals: String,
     /// Requests per simulation (at least 10,000 measured are needed for a p99).
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(long, default_value_t = 20_000, value_parser = bounds::REQUESTS)]
     requests: usize,
     /// Seed shared by every candidate's simulation.
     #[arg(long, default_value_t = 1)]
@@ -149,33 +150,33 @@ pub(crate) struct FmArgs {
     #[arg(long)]
     profile: PathArg,
     /// n: the maximum degree of parallelism per request.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::THREADS)]
     max_degree: usize,
     /// M: the cores the requests share. The target parallelism defaults to M.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::THREADS)]
     cores: Option<usize>,
     /// target_p: the runnable threads the table may use in all, at most (default: --cores).
     /// Counts threads that want a core: set it above the cores only for work whose
     /// threads block (I/O, locks), as the paper's 24 on 15 cores did (§6.1).
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::POSITIVE)]
     target_parallelism: Option<f64>,
     /// The interval grid step in ms.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::MS)]
     step_ms: f64,
     /// y: the largest interval in ms (a multiple of the step).
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::MS0)]
     max_interval_ms: f64,
     /// beta: the percentile to minimize, in (0, 1], e.g. 0.99.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::FRACTION)]
     percentile: f64,
     /// Q: plan loads 1..=Q.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::COUNT)]
     max_load: usize,
     #[command(flatten)]
     output: OutputArgs,
     /// Group requests into K equal-width demand bins (the paper's faster approximation)
     /// and report on stderr how far the binned predictions are from the exact ones.
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", value_parser = bounds::COUNT)]
     bins: Option<usize>,
     /// With --bins, also plan the exact table and report the gap to its optimum.
     #[arg(long, requires = "bins")]
@@ -231,13 +232,13 @@ pub(crate) struct AdaptiveArgs {
     #[arg(long)]
     profile: PathArg,
     /// The highest degree a request may get.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::THREADS)]
     max_degree: usize,
     /// P: the hardware parallelism the requests share (usually the cores).
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::POSITIVE)]
     target_parallelism: f64,
     /// Plan loads 1..=Q.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::COUNT)]
     max_load: usize,
     #[command(flatten)]
     output: OutputArgs,

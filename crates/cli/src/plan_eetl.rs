@@ -10,6 +10,7 @@ use tailor_core::{
 use tailor_plan::{design_interval, identify_open_loop, ArxFit, LowLoad};
 use tailor_sim::{simulate_hetero, HeteroSimConfig, SimConfig};
 
+use crate::bounds;
 use crate::{interactive, write_output, PathArg};
 
 #[derive(Debug, Args)]
@@ -21,34 +22,34 @@ pub(crate) struct EetlArgs {
     #[arg(long)]
     cores: String,
     /// The p99 target, ms.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::MS)]
     target_ms: f64,
     /// The load range A:B (requests per second) that the gain schedule covers.
     #[arg(long)]
     rps: String,
     /// Load intervals, one PI controller each (§5.1.2 uses 3).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = bounds::COUNT)]
     intervals: usize,
     /// Requests per measurement window and control epoch (§5.2.4: 2000).
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 2000, value_parser = bounds::COUNT)]
     window: usize,
     /// Work samples for the low-load problem.
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(long, default_value_t = 20_000, value_parser = bounds::COUNT)]
     samples: usize,
     /// Grid step for all but the last threshold, ms (the last is exact).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = bounds::MS)]
     step_ms: f64,
     /// Open-loop epochs simulated per load interval to identify the plant.
-    #[arg(long, default_value_t = 40)]
+    #[arg(long, default_value_t = 40, value_parser = bounds::COUNT)]
     epochs: usize,
     /// The closed loop's pole: the fraction of the error left after one epoch. Closer
     /// to 1 is slower and lets less of each window's noise through to the thresholds.
-    #[arg(long, default_value_t = 0.9)]
+    #[arg(long, default_value_t = 0.9, value_parser = bounds::FRACTION)]
     rho: f64,
     /// Steer each window's p99 this fraction below the target: windows of 2000 requests
     /// scatter around the setpoint, and the tail over all of them sits above their
     /// median.
-    #[arg(long, default_value_t = 0.03)]
+    #[arg(long, default_value_t = 0.03, value_parser = bounds::FRACTION0)]
     margin: f64,
     /// Identify the plant from live open-loop runs instead of the simulator: one
     /// `tailor run --policy eetl:T --table PLAN --open-loop` summary per load interval,

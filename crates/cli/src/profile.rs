@@ -11,6 +11,7 @@ use tailor_bench::{
 };
 use tailor_workloads::{PdeCalibration, Workload};
 
+use crate::bounds;
 use crate::progress::Bar;
 use crate::search::SearchArgs;
 use crate::{write_output, PathArg};
@@ -37,10 +38,10 @@ pub(crate) struct MeasureArgs {
     degrees: Option<String>,
     /// Runs per request and degree; the profile keeps the mean (the FM paper used at
     /// least 10).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = bounds::COUNT)]
     repeat: usize,
     /// Requests to draw and measure.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = bounds::REQUESTS)]
     requests: usize,
     /// Seed of the requests.
     #[arg(long, default_value_t = 1)]
@@ -50,7 +51,7 @@ pub(crate) struct MeasureArgs {
     out: Option<PathArg>,
     /// Synthetic workload: the spin loop's iterations per microsecond, as an earlier run
     /// printed it (default: calibrated now).
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::SPIN_RATE)]
     spin_rate: Option<f64>,
     #[command(flatten)]
     search: SearchArgs,
@@ -75,10 +76,10 @@ pub(crate) struct GenerateArgs {
     #[arg(long)]
     speedup: Option<String>,
     /// How many requests to draw.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::REQUESTS)]
     requests: usize,
     /// Profile degrees 1..=N.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::THREADS)]
     max_degree: usize,
     /// Random seed; the same seed gives the same profile.
     #[arg(long)]

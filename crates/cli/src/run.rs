@@ -13,6 +13,7 @@ use tailor_core::{exact_quantile, identify_schedule, Arrivals, CoreSet, DemandPr
 use tailor_sim::write_records;
 use tailor_workloads::{PdeCalibration, Workload};
 
+use crate::bounds;
 use crate::search::SearchArgs;
 use crate::{write_output, AnyPolicy, PathArg};
 
@@ -29,10 +30,10 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     policy: String,
     /// Requests per second.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::RPS)]
     rps: f64,
     /// Requests in the run (phases fix their own count).
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::REQUESTS)]
     requests: usize,
     /// Seed of the workload: the same seed gives `tailor simulate` the same requests.
     #[arg(long)]
@@ -41,7 +42,7 @@ pub(crate) struct RunArgs {
     #[arg(long = "table")]
     tables: Vec<PathArg>,
     /// Latency target in ms: the summary adds the fraction of requests above it.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::MS)]
     target_ms: Option<f64>,
     /// ARRIVALS: poisson, lognormal:SD_MS, trace:PATH, phases:RPS*COUNT,...
     #[arg(long, default_value = "poisson")]
@@ -66,7 +67,7 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     open_loop: bool,
     /// Self-scheduling quantum in ms.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 5.0, value_parser = bounds::MS)]
     quantum_ms: f64,
     /// Tail-control on the work-stealing executor: how a marked request dissolves.
     /// `prompt`: the workers that stole parts of it hand them back to its root worker
@@ -74,17 +75,17 @@ pub(crate) struct RunArgs {
     #[arg(long, default_value = "prompt", value_parser = crate::simulate::parse_dissolve)]
     dissolve: tailor_core::Dissolve,
     /// Warm-up requests left out of the statistics (default: 5%).
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::COUNT0)]
     warmup: Option<usize>,
     /// Worker threads for policies with a pool, all but FM (default: one per core).
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::THREADS)]
     workers: Option<usize>,
     /// Write per-request records (CSV) here.
     #[arg(long)]
     records: Option<PathArg>,
     /// Synthetic workload: the spin loop's iterations per microsecond, as an earlier run
     /// printed it (default: calibrated now).
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::SPIN_RATE)]
     spin_rate: Option<f64>,
     #[command(flatten)]
     search: SearchArgs,
@@ -94,11 +95,12 @@ pub(crate) struct RunArgs {
     search_profile: Option<PathArg>,
     /// With search: run each query on tantivy's own executor with N threads
     /// (`search_with_executor`) instead of splitting it for the policy; use --policy seq.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = bounds::THREADS)]
     tantivy_executor: Option<usize>,
 }
 
 pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
+    bounds::ensure_duration(args.requests, args.rps)?;
     let tables = Tables::read(&args.tables)?;
     // `rayon` is the work-stealing family's peer, live only: a rayon pool runs each
     // request's units as a parallel iterator.

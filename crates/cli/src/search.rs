@@ -10,6 +10,7 @@ use tailor_workloads::search::{
     DEFAULT_QUERIES, DEFAULT_SEGMENTS,
 };
 
+use crate::bounds;
 use crate::progress::Bar;
 
 /// How the `search` workload is set up.
@@ -20,10 +21,10 @@ pub(crate) struct SearchArgs {
     #[arg(long, value_name = "FILE")]
     corpus: Option<PathBuf>,
     /// Index segments, the units a search is split into.
-    #[arg(long, default_value_t = DEFAULT_SEGMENTS)]
+    #[arg(long, default_value_t = DEFAULT_SEGMENTS, value_parser = bounds::SEGMENTS)]
     segments: usize,
     /// Search queries to generate (kept and reused).
-    #[arg(long = "query-count", default_value_t = DEFAULT_QUERIES)]
+    #[arg(long = "query-count", default_value_t = DEFAULT_QUERIES, value_parser = bounds::COUNT)]
     query_count: usize,
     /// Seed of the generated search queries.
     #[arg(long, default_value_t = 1)]

@@ -13,6 +13,7 @@ use tailor_server::{LoadConfig, ServeConfig, ServedWorkload, Target};
 use tailor_workloads::search::{read_queries, QuerySpec};
 use tailor_workloads::Workload;
 
+use crate::bounds;
 use crate::search::SearchArgs;
 use crate::{write_output, PathArg};
 
@@ -31,36 +32,44 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: String,
     /// Cores the policy plans for (default: the machine's).
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::THREADS)]
     cores: Option<usize>,
     /// Self-scheduling quantum in ms.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 5.0, value_parser = bounds::MS)]
     quantum_ms: f64,
     /// Worker threads for policies with a pool, all but FM (default: one per core).
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::THREADS)]
     workers: Option<usize>,
     /// Requests that may wait for admission; beyond it the server answers 503 at once.
     /// Keep it well below --max-connections: each connection carries at most one request
     /// at a time, so a bound at or above it is never reached.
-    #[arg(long, default_value_t = 128)]
+    #[arg(long, default_value_t = 128, value_parser = bounds::COUNT)]
     queue_bound: usize,
     /// Connections open at once; more wait in the listen backlog.
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = 1024, value_parser = bounds::CONNECTIONS)]
     max_connections: usize,
     /// Request bodies over this many bytes get 413.
-    #[arg(long, default_value_t = 65536)]
+    #[arg(long, default_value_t = 65536, value_parser = bounds::BODY_BYTES)]
     max_body_bytes: usize,
     /// Seconds accepted requests may run after SIGINT or SIGTERM before the rest are
     /// cancelled (each still gets an answer, 503).
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = bounds::SECONDS0)]
     drain_s: f64,
+    /// Seconds a request may take from its head's arrival to its answer (body, wait
+    /// and work); past it the request is cancelled and answered 504.
+    #[arg(long, default_value_t = 60.0, value_parser = bounds::SECONDS)]
+    request_timeout_s: f64,
+    /// Seconds a request body may send nothing before it is given up (408) and its
+    /// connection closed.
+    #[arg(long, default_value_t = 5.0, value_parser = bounds::SECONDS)]
+    body_timeout_s: f64,
     /// Seed of the work drawn for /work requests without a body (the same seed gives
     /// `tailor run` the same works, in arrival order).
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Synthetic workload: the spin loop's iterations per microsecond, as an earlier run
     /// printed it (default: calibrated now).
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::SPIN_RATE)]
     spin_rate: Option<f64>,
     #[command(flatten)]
     search: SearchArgs,
@@ -123,8 +132,10 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
     eprintln!("tailor: {}", runtime.boost_mode());
     let config = ServeConfig {
         max_body_bytes: args.max_body_bytes,
-        max_connections: args.max_connections.max(1),
+        max_connections: args.max_connections,
         drain: Duration::from_secs_f64(args.drain_s),
+        request_timeout: Duration::from_secs_f64(args.request_timeout_s),
+        body_timeout: Duration::from_secs_f64(args.body_timeout_s),
     };
     let io = io_runtime(false)?;
     let report = io.block_on(async {
@@ -173,10 +184,10 @@ pub(crate) struct LoadArgs {
     #[arg(long)]
     url: String,
     /// Requests per second.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::RPS)]
     rps: f64,
     /// Requests in the run (phases fix their own count).
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::REQUESTS)]
     requests: usize,
     /// ARRIVALS: poisson, lognormal:SD_MS, trace:PATH, phases:RPS*COUNT,...
     #[arg(long, default_value = "poisson")]
@@ -189,13 +200,13 @@ pub(crate) struct LoadArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Keep-alive connections open at most.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = bounds::CONNECTIONS)]
     connections: usize,
     /// Seconds before an unanswered request counts as a timeout.
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = 30.0, value_parser = bounds::SECONDS)]
     timeout_s: f64,
     /// Warm-up requests left out of the statistics (default: 5%).
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::COUNT0)]
     warmup: Option<usize>,
 }
 
@@ -222,18 +233,11 @@ fn read_query_file(path: &std::path::Path) -> anyhow::Result<Vec<(String, u8, us
 }
 
 pub(crate) fn load(args: LoadArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        args.rps.is_finite() && args.rps > 0.0,
-        "--rps must be a positive number"
-    );
-    anyhow::ensure!(
-        args.timeout_s.is_finite() && args.timeout_s > 0.0 && args.timeout_s <= 86_400.0,
-        "--timeout-s must be a number of seconds above 0, at most 86400"
-    );
+    bounds::ensure_duration(args.requests, args.rps)?;
     anyhow::ensure!(
         args.url.starts_with("http://"),
         "--url {}: expected http://HOST:PORT",
-        args.url
+        bounds::clip(&args.url)
     );
     let target = match &args.queries {
         Some(path) => Target::Search(read_query_file(path)?),

@@ -15,6 +15,7 @@ use tailor_sim::{
     SimConfig, StealSimConfig,
 };
 
+use crate::bounds;
 use crate::plan::Threads;
 use crate::{interactive, write_output, AnyPolicy, PathArg};
 
@@ -55,31 +56,31 @@ pub(crate) struct SimulateArgs {
     #[arg(long)]
     rps: String,
     /// Requests per run (phases fix their own count).
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::REQUESTS)]
     requests: usize,
     /// Random seed: the same seed gives every policy the same arrivals and demands.
     #[arg(long)]
     seed: u64,
     /// Run each policy and load with seeds SEED, SEED+1, ..., SEED+N-1; the table shows
     /// the median over them.
-    #[arg(long, default_value_t = 1)]
-    seeds: u64,
+    #[arg(long, default_value_t = 1, value_parser = bounds::SEEDS)]
+    seeds: usize,
     /// Table files for fm (from `tailor plan fm`), adaptive (`tailor plan adaptive`) and
     /// tail-control (`tailor plan tail-control`); repeat to give several.
     #[arg(long = "table")]
     tables: Vec<PathArg>,
     /// Self-scheduling quantum in ms.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 5.0, value_parser = bounds::MS)]
     quantum_ms: f64,
     /// Latency target in ms: the summary adds the fraction of requests above it.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::MS)]
     target_ms: Option<f64>,
     /// Requests left out of the statistics at the start (default: 5%).
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::COUNT0)]
     warmup: Option<usize>,
     /// Worker threads for policies with a pool, all but FM, which admits by its table
     /// and ignores this (default: one per core).
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::THREADS)]
     workers: Option<usize>,
     /// Nice value of FM's boosted threads (ordinary threads run at nice 0).
     #[arg(long, default_value_t = -20, allow_hyphen_values = true)]
@@ -100,7 +101,7 @@ pub(crate) struct SimulateArgs {
     format: Option<SummaryFormat>,
     /// Work-stealing policies: the grain of a request's parallel-for in ms (the
     /// synthetic workload's units are 0.25 ms).
-    #[arg(long, default_value_t = 0.25)]
+    #[arg(long, default_value_t = 0.25, value_parser = bounds::MS)]
     unit_ms: f64,
     /// Tail-control: how a marked request's parallelism dissolves. `prompt` (the paper's
     /// §4.1 model): every core but one leaves it at once, handing its range back;
@@ -175,8 +176,13 @@ pub(crate) fn parse_rps(text: &str) -> anyhow::Result<Vec<f64>> {
     let number = |t: &str| -> anyhow::Result<f64> {
         t.parse::<f64>()
             .ok()
-            .filter(|v| v.is_finite() && *v > 0.0)
-            .with_context(|| format!("--rps: {t:?} must be a positive number"))
+            .filter(|v| v.is_finite() && *v > 0.0 && *v <= 1e7)
+            .with_context(|| {
+                format!(
+                    "--rps: {:?} must be a number above 0 and at most 10000000",
+                    bounds::clip(t)
+                )
+            })
     };
     let parts: Vec<&str> = text.split(':').collect();
     match parts.as_slice() {
@@ -188,7 +194,10 @@ pub(crate) fn parse_rps(text: &str) -> anyhow::Result<Vec<f64>> {
             anyhow::ensure!(n <= 10_000, "--rps: {n} loads is too many for one sweep");
             Ok((0..n).map(|i| a + i as f64 * step).collect())
         }
-        _ => bail!("--rps: expected R or A:B:STEP, found {text:?}"),
+        _ => bail!(
+            "--rps: expected R or A:B:STEP, found {:?}",
+            bounds::clip(text)
+        ),
     }
 }
 
@@ -211,8 +220,9 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let speedup = args.speedup.as_deref().map(Speedup::parse).transpose()?;
     let demand = DemandModel::new(demand, speedup)?;
     let arrivals = Arrivals::parse(&args.arrivals)?;
-    anyhow::ensure!(args.seeds >= 1, "--seeds: must be at least 1");
-    let seeds: Vec<u64> = (0..args.seeds).map(|i| args.seed.wrapping_add(i)).collect();
+    let seeds: Vec<u64> = (0..args.seeds as u64)
+        .map(|i| args.seed.wrapping_add(i))
+        .collect();
     let mut configs: Vec<(SimConfig, Family)> = Vec::new();
     for policy in &policies {
         let (threads, steal) = policy.split();

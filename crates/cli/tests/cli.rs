@@ -109,7 +109,7 @@ fn plan_fm_target_parallelism_defaults_to_the_cores() {
     let out = with_cores("0");
     assert!(!out.status.success());
     assert!(
-        stderr(&out).contains("--cores must be at least 1"),
+        stderr(&out).contains("--cores 0: expected threads: an integer from 1 to 4096"),
         "{}",
         stderr(&out)
     );

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::error::{Location, ReadError, ReadErrorKind};
+use crate::error::{clip, Location, ReadError, ReadErrorKind};
 
 /// A CSV file read into its header and rows, each row with its 1-based line.
 pub(crate) struct CsvFile {
@@ -14,8 +14,37 @@ pub(crate) struct CsvFile {
 
 /// Reads the file at `path` into memory, mapping I/O failures to a [`ReadError`].
 pub(crate) fn read_text(path: &Path) -> Result<String, ReadError> {
-    std::fs::read_to_string(path).map_err(|e| ReadError::io(path, &e))
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| ReadError::io(path, &e))?;
+    // Read at most one byte past the limit: a larger file (or an endless one such as
+    // /dev/zero) is refused without being held in memory.
+    let mut bytes = Vec::new();
+    file.take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ReadError::io(path, &e))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(ReadError::new(
+            Location::file(path.display().to_string()),
+            ReadErrorKind::Invalid(format!(
+                "the file is larger than {} MiB, the most an input file may be",
+                MAX_INPUT_BYTES >> 20
+            )),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        ReadError::new(
+            Location::file(path.display().to_string()),
+            ReadErrorKind::Malformed("not valid UTF-8".into()),
+        )
+    })
 }
+
+/// The largest input file (profile, distribution, trace, table) read: 256 MiB, several
+/// million profiled requests.
+pub(crate) const MAX_INPUT_BYTES: u64 = 256 << 20;
+
+/// The most data rows a CSV input may have.
+pub(crate) const MAX_ROWS: usize = 10_000_000;
 
 impl CsvFile {
     /// Parses `text`; `file` names it in errors. Rejects an empty file, a header with
@@ -51,6 +80,12 @@ impl CsvFile {
                     },
                 ));
             }
+            if rows.len() == MAX_ROWS {
+                return Err(ReadError::new(
+                    Location::line(file, line),
+                    ReadErrorKind::Invalid(format!("more than {MAX_ROWS} rows, the most read")),
+                ));
+            }
             rows.push((line, record.iter().map(str::to_string).collect()));
         }
         if rows.is_empty() {
@@ -78,13 +113,13 @@ impl CsvFile {
             if !known(name) {
                 return Err(ReadError::new(
                     at(),
-                    ReadErrorKind::UnknownColumn(name.clone()),
+                    ReadErrorKind::UnknownColumn(clip(name)),
                 ));
             }
             if map.insert(name.clone(), i).is_some() {
                 return Err(ReadError::new(
                     at(),
-                    ReadErrorKind::DuplicateColumn(name.clone()),
+                    ReadErrorKind::DuplicateColumn(clip(name)),
                 ));
             }
         }
@@ -170,9 +205,9 @@ pub(crate) fn parse_number(text: &str) -> Result<f64, ReadErrorKind> {
     let value: f64 = text
         .trim()
         .parse()
-        .map_err(|_| ReadErrorKind::NotANumber(text.to_string()))?;
+        .map_err(|_| ReadErrorKind::NotANumber(clip(text)))?;
     if !value.is_finite() {
-        return Err(ReadErrorKind::NotFinite(text.to_string()));
+        return Err(ReadErrorKind::NotFinite(clip(text)));
     }
     Ok(value)
 }

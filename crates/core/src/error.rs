@@ -35,7 +35,7 @@ impl Location {
 
     /// The same location narrowed to one field.
     pub fn with_field(mut self, field: impl Into<String>) -> Self {
-        self.field = Some(field.into());
+        self.field = Some(clip(&field.into()));
         self
     }
 }
@@ -175,8 +175,20 @@ impl SpecError {
     pub(crate) fn syntax(what: &'static str, value: &str, reason: impl Into<String>) -> Self {
         SpecError::Syntax {
             what,
-            value: value.to_string(),
+            value: clip(value),
             reason: reason.into(),
         }
+    }
+}
+
+/// At most this many characters of an offending value go into an error message.
+pub const QUOTE_CHARS: usize = 80;
+
+/// `text` cut to [`QUOTE_CHARS`] characters for an error message, saying how many bytes
+/// were left out, so that a huge field never floods the terminal.
+pub fn clip(text: &str) -> String {
+    match text.char_indices().nth(QUOTE_CHARS) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}... ({} more bytes)", &text[..cut], text.len() - cut),
     }
 }

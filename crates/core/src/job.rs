@@ -24,6 +24,19 @@ pub trait Job: Send + Sync + 'static {
     /// unit is done, so it is also where a request's sequential work belongs.
     fn merge(&self, parts: Vec<Self::Part>) -> Self::Output;
 
+    /// [`Job::merge`] for a request that may be cancelled meanwhile: a job whose merge is
+    /// long checks `stop` every so often and returns `None` once it is true, so that a
+    /// cancelled request stops within its sequential part too. By default the merge runs
+    /// to its end.
+    fn merge_or_stop(
+        &self,
+        parts: Vec<Self::Part>,
+        stop: &dyn Fn() -> bool,
+    ) -> Option<Self::Output> {
+        let _ = stop;
+        Some(self.merge(parts))
+    }
+
     /// Called once by each thread when it starts working on this request, before its
     /// first unit: the place for per-thread set-up cost.
     fn on_join(&self) {}

@@ -34,7 +34,7 @@ pub use control::{
 pub use demand::{lognormal_params, Demand, DemandModel, RequestDemand};
 pub use distribution::{Bin, BinnedDistribution, PROBABILITY_TOLERANCE};
 pub use epochs::{ThresholdControl, LOAD_WINDOW};
-pub use error::{Location, ReadError, ReadErrorKind, SpecError};
+pub use error::{clip, Location, ReadError, ReadErrorKind, SpecError, QUOTE_CHARS};
 pub use hetero::{
     as2f_moves, dynamic_power, CoreSet, CoreType, Move, Placed, AGE_TOLERANCE_MS, MAX_CORES,
     STATIC_SHARE,

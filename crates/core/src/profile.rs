@@ -177,7 +177,7 @@ impl DemandProfile {
                 return Err(ReadError::new(
                     csv.at(*line, "request"),
                     ReadErrorKind::DuplicateId {
-                        id,
+                        id: crate::error::clip(&id),
                         first_line: *first,
                     },
                 ));

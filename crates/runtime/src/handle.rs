@@ -9,6 +9,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
@@ -20,8 +21,10 @@ pub enum RequestError {
     /// affected.
     #[error("the request panicked: {0}")]
     Panicked(String),
-    /// The runtime shut down with `Shutdown::Cancel` before the request finished.
-    #[error("the request was cancelled at shutdown")]
+    /// The request was cancelled before it finished: the runtime shut down with
+    /// `Shutdown::Cancel`, or its handle was cancelled ([`Handle::cancel`], or dropped
+    /// after [`Handle::cancel_on_drop`]).
+    #[error("the request was cancelled")]
     Cancelled,
 }
 
@@ -91,11 +94,16 @@ struct Slot<T> {
 struct Shared<T> {
     slot: Mutex<Slot<T>>,
     ready: Condvar,
+    /// Set when the submitter no longer wants the result: the executor stops the work at
+    /// its next unit boundary.
+    cancelled: AtomicBool,
 }
 
 /// The submitter's side: resolves once, with the output or the reason there is none.
 pub struct Handle<T> {
     shared: Arc<Shared<T>>,
+    /// Whether dropping it before it resolves cancels the request.
+    cancel_on_drop: bool,
 }
 
 /// The executor's side: fills the handle exactly once. Public so that other executors
@@ -112,16 +120,24 @@ pub fn oneshot<T>() -> (Handle<T>, Completer<T>) {
             waker: None,
         }),
         ready: Condvar::new(),
+        cancelled: AtomicBool::new(false),
     });
     (
         Handle {
             shared: shared.clone(),
+            cancel_on_drop: false,
         },
         Completer { shared },
     )
 }
 
 impl<T> Completer<T> {
+    /// Whether the submitter has cancelled the request: the work should stop at its next
+    /// unit boundary and resolve as [`RequestError::Cancelled`].
+    pub fn is_cancelled(&self) -> bool {
+        self.shared.cancelled.load(Ordering::Acquire)
+    }
+
     /// Resolves the handle. A second call is ignored.
     pub fn complete(&self, result: Result<T, RequestError>, timing: Option<Timing>) {
         let mut slot = self.shared.slot.lock().unwrap_or_else(|e| e.into_inner());
@@ -159,6 +175,21 @@ fn finish<T>(outcome: Outcome<T>) -> Result<Done<T>, RequestError> {
 }
 
 impl<T> Handle<T> {
+    /// Asks the executor to stop the request: a request still waiting never starts, and
+    /// a running one stops at its next unit boundary (and within its merge, for jobs
+    /// whose merge checks). It then resolves as [`RequestError::Cancelled`], unless it
+    /// had already finished.
+    pub fn cancel(&self) {
+        self.shared.cancelled.store(true, Ordering::Release);
+    }
+
+    /// The same handle, made to cancel its request when it is dropped before it resolves:
+    /// for a server whose client may go away, or whose deadline drops the wait.
+    pub fn cancel_on_drop(mut self) -> Self {
+        self.cancel_on_drop = true;
+        self
+    }
+
     /// Blocks until the request resolves. It first polls with a short exponential backoff
     /// (crossbeam's `Backoff`: a few spins, then a few yields of the core), so that short
     /// requests return without the cost of a sleep and a wake-up, then sleeps.
@@ -197,6 +228,14 @@ impl<T> Handle<T> {
             .unwrap_or_else(|e| e.into_inner())
             .outcome
             .is_some()
+    }
+}
+
+impl<T> Drop for Handle<T> {
+    fn drop(&mut self) {
+        if self.cancel_on_drop {
+            self.cancel();
+        }
     }
 }
 

@@ -143,9 +143,16 @@ pub(crate) trait Work: Send + Sync {
     fn run_unit(&self, i: usize) -> Result<(), String>;
     /// Merges the parts (unless the request failed) and resolves the handle with the
     /// timing `timing` gives for the moment the result is ready, which it returns: the
-    /// merge is part of the request, so its latency ends after it.
-    fn complete(&self, failure: Option<RequestError>, timing: &dyn Fn(Instant) -> Timing)
-        -> Timing;
+    /// merge is part of the request, so its latency ends after it. A merge that sees
+    /// `stop` turn true may end early, and the request resolves as cancelled.
+    fn complete(
+        &self,
+        failure: Option<RequestError>,
+        timing: &dyn Fn(Instant) -> Timing,
+        stop: &dyn Fn() -> bool,
+    ) -> Timing;
+    /// Whether its submitter cancelled it (see `Handle::cancel`).
+    fn cancelled(&self) -> bool;
 }
 
 /// A request of job type `J`.
@@ -184,10 +191,15 @@ impl<J: Job> Work for Request<J> {
         Ok(())
     }
 
+    fn cancelled(&self) -> bool {
+        self.completer.is_cancelled()
+    }
+
     fn complete(
         &self,
         failure: Option<RequestError>,
         timing: &dyn Fn(Instant) -> Timing,
+        stop: &dyn Fn() -> bool,
     ) -> Timing {
         if let Some(why) = failure {
             let timing = timing(Instant::now());
@@ -200,8 +212,9 @@ impl<J: Job> Work for Request<J> {
             .map(|p| p.lock().unwrap_or_else(|e| e.into_inner()).take())
             .collect();
         let result = match parts {
-            Some(parts) => catch_unwind(AssertUnwindSafe(|| self.job.merge(parts)))
-                .map_err(|p| RequestError::Panicked(panic_text(&*p))),
+            Some(parts) => catch_unwind(AssertUnwindSafe(|| self.job.merge_or_stop(parts, stop)))
+                .map_err(|p| RequestError::Panicked(panic_text(&*p)))
+                .and_then(|merged| merged.ok_or(RequestError::Cancelled)),
             None => Err(RequestError::Panicked(
                 "a unit finished without its part (a runtime bug)".into(),
             )),

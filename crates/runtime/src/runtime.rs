@@ -300,9 +300,11 @@ impl Runtime {
         if how == Shutdown::Cancel {
             for work in s.admitter.take_waiting() {
                 s.metrics.cancelled.fetch_add(1, Ordering::Relaxed);
-                work.complete(Some(RequestError::Cancelled), &|now| {
-                    timing_now(work.core(), now)
-                });
+                work.complete(
+                    Some(RequestError::Cancelled),
+                    &|now| timing_now(work.core(), now),
+                    &|| true,
+                );
                 s.leave();
             }
             // Running and dispatched requests skip their remaining units at the next
@@ -498,14 +500,29 @@ impl Shared {
         let failure = core.take_failure();
         let max_degree = core.max_degree.load(Ordering::Acquire).max(1);
         let boosted = self.leave_boost(core);
-        let timing = work.complete(failure.clone(), &|finish| Timing {
-            arrival: core.arrival,
-            start: core.started_at(),
-            finish,
-            max_degree,
-            mean_degree: core.mean_degree(finish),
-            boosted,
-        });
+        let stopped = std::cell::Cell::new(false);
+        let stop = || {
+            let stop = self.cancelling.load(Ordering::Acquire) || work.cancelled();
+            stopped.set(stopped.get() || stop);
+            stop
+        };
+        let timing = work.complete(
+            failure.clone(),
+            &|finish| Timing {
+                arrival: core.arrival,
+                start: core.started_at(),
+                finish,
+                max_degree,
+                mean_degree: core.mean_degree(finish),
+                boosted,
+            },
+            &stop,
+        );
+        // A merge that stopped early resolved the request as cancelled.
+        let failure = match failure {
+            None if stopped.get() => Some(RequestError::Cancelled),
+            other => other,
+        };
         let counter = match &failure {
             None => &self.metrics.completed,
             Some(RequestError::Cancelled) => &self.metrics.cancelled,
@@ -546,7 +563,9 @@ fn work_on(s: &Arc<Shared>, work: &Arc<dyn Work>, role: Role) {
     let self_schedules = role == Role::Main && s.config.policy.self_schedules();
     let mut joined = false;
     loop {
-        if s.cancelling.load(Ordering::Acquire) {
+        // A cancelling shutdown, or a submitter that cancelled this request: skip the
+        // units left (the merge sees the same test).
+        if s.cancelling.load(Ordering::Acquire) || work.cancelled() {
             let skipped = core.fail(RequestError::Cancelled);
             if core.add_done(skipped) {
                 s.finish(work);

@@ -35,7 +35,10 @@ use tailor_workloads::search::SearchIndex;
 use tailor_workloads::{Spinner, SyntheticShape};
 
 pub use load::{run_load, LoadConfig, LoadError, LoadSummary, Target};
-pub use routes::{SearchAnswer, SearchHit, WorkAnswer, MAX_K, MAX_QUERY_BYTES, MAX_WORK_MS};
+pub use routes::{
+    search_params, SearchAnswer, SearchHit, SearchParams, WorkAnswer, MAX_K, MAX_QUERY_BYTES,
+    MAX_WORK_MS,
+};
 
 /// What the server computes.
 pub enum ServedWorkload {
@@ -75,6 +78,12 @@ pub struct ServeConfig {
     /// How long accepted requests may run after a shutdown signal before the rest are
     /// cancelled.
     pub drain: Duration,
+    /// A request not answered this long after its head arrived is cancelled and answered
+    /// 504: its body, its wait for admission and its work all count.
+    pub request_timeout: Duration,
+    /// A request body that sends nothing for this long is given up (408) and its
+    /// connection closed.
+    pub body_timeout: Duration,
 }
 
 impl Default for ServeConfig {
@@ -83,6 +92,8 @@ impl Default for ServeConfig {
             max_body_bytes: 64 * 1024,
             max_connections: 1024,
             drain: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(60),
+            body_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -232,8 +243,20 @@ pub async fn bind(addr: &str) -> std::io::Result<(TcpListener, SocketAddr)> {
     Ok((listener, local))
 }
 
-/// Resolves on SIGINT or SIGTERM.
+/// Resolves on SIGINT or SIGTERM. From then on a second SIGINT or SIGTERM ends the
+/// process at once (exit status 130), whatever the drain is waiting for.
 pub async fn shutdown_signal() {
+    any_signal().await;
+    eprintln!("tailor: stopping; a second SIGINT or SIGTERM exits at once");
+    tokio::spawn(async {
+        any_signal().await;
+        eprintln!("tailor: second signal: exiting now");
+        std::process::exit(130);
+    });
+}
+
+/// Resolves on the next SIGINT or SIGTERM.
+async fn any_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};

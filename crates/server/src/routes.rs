@@ -5,12 +5,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, RawQuery, State as With};
 use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
+use tower_http::timeout::RequestBodyTimeoutLayer;
 
 use tailor_runtime::{Done, RequestError, SubmitError};
 use tailor_workloads::search::{SearchJob, SearchResult, TOP_K};
@@ -120,11 +122,14 @@ pub(crate) fn router(state: Arc<State>) -> Router {
         .route("/metrics", get(metrics).fallback(wrong_method))
         .fallback(unknown_path)
         .layer(DefaultBodyLimit::max(limit))
+        .layer(RequestBodyTimeoutLayer::new(state.config.body_timeout))
         .layer(axum::middleware::from_fn_with_state(state.clone(), count))
         .with_state(state)
 }
 
-/// Counts every answer by status class, and times the answers of compute requests.
+/// Holds every request to the deadline (504 past it; dropping the handler cancels its
+/// work, see `compute`), counts every answer by status class, and times the answers of
+/// compute requests.
 async fn count(
     With(state): With<Arc<State>>,
     request: axum::extract::Request,
@@ -132,7 +137,19 @@ async fn count(
 ) -> Response {
     let received = Instant::now();
     let timed = matches!(request.uri().path(), "/search" | "/work");
-    let response = next.run(request).await;
+    let deadline = state.config.request_timeout;
+    let response = match tokio::time::timeout(deadline, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => Reject(
+            StatusCode::GATEWAY_TIMEOUT,
+            format!(
+                "deadline: not answered within {} s (--request-timeout-s); the request was \
+                 cancelled",
+                deadline.as_secs_f64()
+            ),
+        )
+        .into_response(),
+    };
     state.metrics.answered(
         response.status().as_u16(),
         timed.then(|| received.elapsed()),
@@ -193,7 +210,8 @@ fn int_param(
     match text.trim().parse::<usize>() {
         Ok(v) if range.contains(&v) => Ok(v),
         _ => Err(Reject::bad(format!(
-            "{name}={text:?}: expected an integer from {} to {}",
+            "{name}={:?}: expected an integer from {} to {}",
+            tailor_core::clip(text),
             range.start(),
             range.end()
         ))),
@@ -201,6 +219,9 @@ fn int_param(
 }
 
 /// Submits a job and awaits it; refusals and cancellations become 503s, panics 500s.
+/// The handle cancels the job if this future is dropped first: when the client goes away
+/// (hyper drops the handler of a closed connection) or the deadline passes, the work
+/// stops at its next unit boundary.
 async fn compute<J: tailor_core::Job>(
     state: &State,
     job: J,
@@ -209,6 +230,7 @@ async fn compute<J: tailor_core::Job>(
     let handle = state
         .runtime
         .submit_at(job, received, true)
+        .map(|h| h.cancel_on_drop())
         .map_err(|e| match e {
             SubmitError::QueueFull => Reject(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -222,7 +244,7 @@ async fn compute<J: tailor_core::Job>(
     handle.await.map_err(|e| match e {
         RequestError::Cancelled => Reject(
             StatusCode::SERVICE_UNAVAILABLE,
-            "cancelled: the server shut down before this request finished".into(),
+            "cancelled: the server is shutting down and this request did not finish in time".into(),
         ),
         RequestError::Panicked(why) => Reject(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -249,7 +271,63 @@ async fn search(
     let ServedWorkload::Search(index) = &state.workload else {
         return Err(not_started_with("/search", &state.workload));
     };
-    let params = params(query)?;
+    let SearchParams { text, k, fuzzy } = search_params_or_reject(query.as_deref())?;
+    // Parsing builds regular expressions' automata, which can take a while: off the I/O
+    // thread.
+    let parse = {
+        let (index, text) = (index.clone(), text.clone());
+        tokio::task::spawn_blocking(move || index.parse_query(&text, fuzzy))
+    };
+    let parsed = parse
+        .await
+        .map_err(|e| {
+            Reject(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("parsing failed: {e}"),
+            )
+        })?
+        .map_err(|e| {
+            Reject::bad(format!(
+                "q={:?}: {}",
+                tailor_core::clip(&text),
+                tailor_core::clip(&e.replace('\n', " "))
+            ))
+        })?;
+    let job = SearchJob::new(index.clone(), parsed, None).with_k(k);
+    let done = compute(&state, job, received).await?;
+    let result = done.output.map_err(|e| {
+        Reject(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("search failed: {}", e.replace('\n', " ")),
+        )
+    })?;
+    let mut answer = SearchAnswer::of(&result);
+    answer.latency_ms = done.timing.latency_ms();
+    answer.degree = done.timing.max_degree;
+    Ok(Json(answer))
+}
+
+/// The parameters of `GET /search`, checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchParams {
+    /// The query text, in tantivy's query language.
+    pub text: String,
+    /// How many hits to return.
+    pub k: usize,
+    /// Edits a body term may be away from the query's (0, 1 or 2).
+    pub fuzzy: u8,
+}
+
+/// Reads and checks the query string of `GET /search`: `q` present, not empty, at most
+/// [`MAX_QUERY_BYTES`] long and nested at most 32 parentheses deep; `k` and `fuzzy` in
+/// range. The query's syntax and its cost bound are checked when it is parsed. Errors
+/// quote at most 80 characters of a value.
+pub fn search_params(query: Option<&str>) -> Result<SearchParams, String> {
+    search_params_or_reject(query).map_err(|r| r.1)
+}
+
+fn search_params_or_reject(query: Option<&str>) -> Result<SearchParams, Reject> {
+    let params = params(query.map(str::to_string))?;
     let text = match param(&params, "q") {
         None => return Err(Reject::bad("missing parameter q (the query text)")),
         Some(q) if q.trim().is_empty() => return Err(Reject::bad("empty parameter q")),
@@ -280,33 +358,11 @@ async fn search(
     }
     let k = int_param(&params, "k", TOP_K, 1..=MAX_K)?;
     let fuzzy = int_param(&params, "fuzzy", 0, 0..=2)? as u8;
-    // Parsing builds regular expressions' automata, which can take a while: off the I/O
-    // thread.
-    let parse = {
-        let (index, text) = (index.clone(), text.to_string());
-        tokio::task::spawn_blocking(move || index.parse_query(&text, fuzzy))
-    };
-    let parsed = parse
-        .await
-        .map_err(|e| {
-            Reject(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("parsing failed: {e}"),
-            )
-        })?
-        .map_err(|e| Reject::bad(format!("q={text:?}: {}", e.replace('\n', " "))))?;
-    let job = SearchJob::new(index.clone(), parsed, None).with_k(k);
-    let done = compute(&state, job, received).await?;
-    let result = done.output.map_err(|e| {
-        Reject(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("search failed: {}", e.replace('\n', " ")),
-        )
-    })?;
-    let mut answer = SearchAnswer::of(&result);
-    answer.latency_ms = done.timing.latency_ms();
-    answer.degree = done.timing.max_degree;
-    Ok(Json(answer))
+    Ok(SearchParams {
+        text: text.to_string(),
+        k,
+        fuzzy,
+    })
 }
 
 /// The optional body of `/work`.
@@ -316,8 +372,27 @@ struct WorkBody {
     work_ms: f64,
 }
 
-async fn work(With(state): With<Arc<State>>, body: Bytes) -> Result<Json<WorkAnswer>, Reject> {
+async fn work(
+    With(state): With<Arc<State>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<WorkAnswer>, Reject> {
     let received = Instant::now();
+    let body = body.map_err(|e| {
+        let status = e.status();
+        let why = e.body_text();
+        if status == StatusCode::PAYLOAD_TOO_LARGE {
+            Reject(status, format!("body: {why}"))
+        } else {
+            // A body that stalled past --body-timeout-s, or broke off.
+            Reject(
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "body: could not be read ({}); the connection closes",
+                    why.replace('\n', " ")
+                ),
+            )
+        }
+    })?;
     let ServedWorkload::Synthetic {
         demand,
         shape,

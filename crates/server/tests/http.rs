@@ -5,16 +5,18 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+mod common;
+
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::{Method, Request, StatusCode};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 use tailor_core::{Arrivals, Demand, DemandModel, Policy};
-use tailor_runtime::{Runtime, RuntimeConfig};
+use tailor_runtime::RuntimeConfig;
+
+use common::start;
 use tailor_server::{
     run_load, LoadConfig, SearchAnswer, ServeConfig, ServeReport, ServedWorkload, Target, MAX_K,
     MAX_QUERY_BYTES,
@@ -48,41 +50,6 @@ async fn send(
         .map(|v| v.to_str().unwrap().to_string());
     let body = response.into_body().collect().await.unwrap().to_bytes();
     (status, retry, String::from_utf8_lossy(&body).into_owned())
-}
-
-/// A running server: its base URL, the trigger of its shutdown, and its end.
-struct Running {
-    base: String,
-    stop: Option<oneshot::Sender<()>>,
-    done: JoinHandle<std::io::Result<ServeReport>>,
-}
-
-impl Running {
-    async fn stop(mut self) -> ServeReport {
-        let _ = self.stop.take().unwrap().send(());
-        self.done.await.unwrap().unwrap()
-    }
-}
-
-async fn start(workload: ServedWorkload, rc: RuntimeConfig, config: ServeConfig) -> Running {
-    let (listener, addr) = tailor_server::bind("127.0.0.1:0").await.unwrap();
-    let runtime = Runtime::start(rc).unwrap();
-    let (stop, stopped) = oneshot::channel::<()>();
-    let done = tokio::spawn(tailor_server::serve(
-        listener,
-        runtime,
-        2,
-        workload,
-        config,
-        async move {
-            let _ = stopped.await;
-        },
-    ));
-    Running {
-        base: format!("http://{addr}"),
-        stop: Some(stop),
-        done,
-    }
 }
 
 fn small_index(dir: &std::path::Path) -> Arc<SearchIndex> {
@@ -137,7 +104,7 @@ async fn search_answers_equal_the_in_process_search() {
         let (status, _, body) = send(
             &client,
             Method::GET,
-            &format!("{}/search?{query}", server.base),
+            &format!("{}/search?{query}", server.base()),
             "",
         )
         .await;
@@ -177,8 +144,8 @@ async fn every_bad_input_gets_its_4xx() {
     )
     .await;
     let client = client();
-    let s = &search.base;
-    let w = &work.base;
+    let s = &search.base();
+    let w = &work.base();
     let big = format!("{{\"work_ms\": 1{}}}", " ".repeat(4096));
     let long_q = format!("{s}/search?q={}", "a%20".repeat(MAX_QUERY_BYTES));
     let deep_q = format!("{s}/search?q={}word{}", "(".repeat(40), ")".repeat(40));
@@ -336,7 +303,7 @@ async fn overload_gets_503s_and_the_server_recovers() {
     // refused at once.
     let server = start(synthetic(40.0), seq(1, 2), ServeConfig::default()).await;
     let client = client();
-    let url = format!("{}/work", server.base);
+    let url = format!("{}/work", server.base());
     let sends: Vec<_> = (0..30)
         .map(|_| {
             let (client, url) = (client.clone(), url.clone());
@@ -386,7 +353,7 @@ async fn stop_while_busy(
     )
     .await;
     let client = client();
-    let url = format!("{}/work", server.base);
+    let url = format!("{}/work", server.base());
     let sends: Vec<_> = (0..n)
         .map(|_| {
             let (client, url) = (client.clone(), url.clone());
@@ -394,7 +361,7 @@ async fn stop_while_busy(
         })
         .collect();
     // Stop only once every request is in the runtime (running or waiting).
-    let metrics = format!("{}/metrics", server.base);
+    let metrics = format!("{}/metrics", server.base());
     for _ in 0..500 {
         let (_, _, text) = send(&client, Method::GET, &metrics, "").await;
         let load = text
@@ -445,12 +412,18 @@ async fn metrics_are_prometheus_text() {
     let server = start(synthetic(1.0), seq(2, 100), ServeConfig::default()).await;
     let client = client();
     for _ in 0..5 {
-        send(&client, Method::POST, &format!("{}/work", server.base), "").await;
+        send(
+            &client,
+            Method::POST,
+            &format!("{}/work", server.base()),
+            "",
+        )
+        .await;
     }
     let (status, _, body) = send(
         &client,
         Method::GET,
-        &format!("{}/healthz", server.base),
+        &format!("{}/healthz", server.base()),
         "",
     )
     .await;
@@ -459,7 +432,7 @@ async fn metrics_are_prometheus_text() {
     let (status, _, text) = send(
         &client,
         Method::GET,
-        &format!("{}/metrics", server.base),
+        &format!("{}/metrics", server.base()),
         "",
     )
     .await;
@@ -495,7 +468,7 @@ async fn metrics_are_prometheus_text() {
 async fn the_load_client_counts_answers_and_refusals() {
     let server = start(synthetic(2.0), seq(2, 100), ServeConfig::default()).await;
     let cfg = LoadConfig {
-        url: server.base.clone(),
+        url: server.base().clone(),
         target: Target::Work,
         arrivals: Arrivals::Poisson,
         rps: 100.0,

@@ -180,6 +180,21 @@ impl Job for SyntheticJob {
             .spin_us(self.shape.serial_fraction * self.work_ms * 1000.0);
     }
 
+    /// The serial part in pieces of one unit's length, checking `stop` between them, so
+    /// that a cancelled request stops within a unit's time here too.
+    fn merge_or_stop(&self, _parts: Vec<()>, stop: &dyn Fn() -> bool) -> Option<()> {
+        let mut left = self.shape.serial_fraction * self.work_ms * 1000.0;
+        let piece = self.shape.unit_us.max(1.0);
+        while left > 0.0 {
+            if stop() {
+                return None;
+            }
+            self.spinner.spin_us(left.min(piece));
+            left -= piece;
+        }
+        Some(())
+    }
+
     fn on_join(&self) {
         self.spinner.spin_us(self.shape.overhead_us);
     }

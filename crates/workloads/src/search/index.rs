@@ -290,8 +290,12 @@ impl SearchIndex {
 
     /// Parses `text` in tantivy's query language over the body field (`title:word`
     /// reaches titles, `body:/ab.*/` is a regular expression). With `fuzzy` 1 or 2, every
-    /// body term matches within that many edits, transpositions counting as one.
+    /// body term matches within that many edits, transpositions counting as one. A query
+    /// over the cost bound of [`QueryCost`](super::QueryCost) is refused, naming the limit.
     pub fn parse_query(&self, text: &str, fuzzy: u8) -> Result<Box<dyn Query>, String> {
+        if let Some(cost) = super::QueryCost::of(text) {
+            cost.check(fuzzy)?;
+        }
         let mut parser = QueryParser::for_index(self.searcher.index(), vec![self.body]);
         parser.allow_regexes();
         if fuzzy > 0 {

@@ -2,6 +2,7 @@
 //! index segments as the FM paper's Lucene service is (Haque et al., ASPLOS 2015, §5).
 
 mod corpus;
+mod cost;
 mod index;
 mod job;
 mod prepare;
@@ -11,6 +12,7 @@ pub use corpus::{
     generated_corpus, read_corpus_file, read_dictd, read_gcide, CorpusError, Doc, GCIDE_DICT,
     GCIDE_INDEX,
 };
+pub use cost::{QueryCost, MAX_AUTOMATON_TERMS, MAX_FUZZY_WORDS, MAX_PATTERN_BYTES};
 pub use index::{IndexError, IndexOrigin, SearchIndex};
 pub use job::{Hit, SearchJob, SearchResult, SegmentPart, TOP_K};
 pub use prepare::{

@@ -1,0 +1,248 @@
+//! Range checks for numeric flags: one rule per kind of quantity, the same in every
+//! subcommand, with errors that name the flag and quote at most 80 characters of the
+//! value.
+//!
+//! Each constant below is a clap value parser: `#[arg(long, value_parser = bounds::RPS)]`.
+//! Limits are what a run of this tool can sensibly be asked for on one machine; values
+//! past them are refused up front rather than hanging a run (a rate of 1e-9 requests/s)
+//! or exhausting memory (a billion requests).
+
+use clap::builder::TypedValueParser;
+use clap::error::ErrorKind;
+
+/// The most requests a run, a simulation or a load may have: each keeps a few tens of
+/// bytes of records and statistics, so this bounds them to about a gigabyte.
+pub(crate) const MAX_REQUESTS: usize = 20_000_000;
+
+pub(crate) use tailor_core::clip;
+
+/// An integer flag in `lo..=hi`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Count {
+    lo: usize,
+    hi: usize,
+    what: &'static str,
+}
+
+/// A real flag in (lo, hi] (or [lo, hi] when `closed`), finite.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Real {
+    lo: f64,
+    hi: f64,
+    closed: bool,
+    what: &'static str,
+}
+
+/// Requests in a run, a simulation or a load.
+pub(crate) const REQUESTS: Count = Count::new(1, MAX_REQUESTS, "requests");
+/// Requests left out at the start, or retries: zero allowed.
+pub(crate) const COUNT0: Count = Count::new(0, MAX_REQUESTS, "a count");
+/// Threads, workers, cores, degrees.
+pub(crate) const THREADS: Count = Count::new(1, 4096, "threads");
+/// Open connections.
+pub(crate) const CONNECTIONS: Count = Count::new(1, 65_536, "connections");
+/// Bytes of a request body.
+pub(crate) const BODY_BYTES: Count = Count::new(1, 16 << 20, "bytes");
+/// Seeds of a sweep, each a full run.
+pub(crate) const SEEDS: Count = Count::new(1, 10_000, "seeds");
+/// Index segments.
+pub(crate) const SEGMENTS: Count = Count::new(1, 1024, "segments");
+/// Other counts: repetitions, rounds, bins, samples, loads, queries, segments.
+pub(crate) const COUNT: Count = Count::new(1, 10_000_000, "a count");
+
+/// Requests per second.
+pub(crate) const RPS: Real = Real::open(0.0, 10_000_000.0, "requests per second");
+/// A time in ms, above zero, at most an hour.
+pub(crate) const MS: Real = Real::open(0.0, 3_600_000.0, "milliseconds");
+/// A time in ms, zero allowed, at most an hour.
+pub(crate) const MS0: Real = Real::closed(0.0, 3_600_000.0, "milliseconds");
+/// A time in seconds, above zero, at most a day.
+pub(crate) const SECONDS: Real = Real::open(0.0, 86_400.0, "seconds");
+/// A time in seconds, zero allowed, at most a day.
+pub(crate) const SECONDS0: Real = Real::closed(0.0, 86_400.0, "seconds");
+/// The spin loop's iterations per microsecond (a few hundred on today's cores).
+pub(crate) const SPIN_RATE: Real = Real::open(0.0, 100_000.0, "iterations per microsecond");
+/// A fraction in (0, 1]: a percentile, a utilization.
+pub(crate) const FRACTION: Real = Real::open(0.0, 1.0, "a fraction");
+/// A fraction in [0, 1].
+pub(crate) const FRACTION0: Real = Real::closed(0.0, 1.0, "a fraction");
+/// A positive quantity such as a target parallelism or a capacity.
+pub(crate) const POSITIVE: Real = Real::open(0.0, 1e9, "a positive number");
+
+impl Count {
+    const fn new(lo: usize, hi: usize, what: &'static str) -> Count {
+        Count { lo, hi, what }
+    }
+}
+
+impl Real {
+    const fn open(lo: f64, hi: f64, what: &'static str) -> Real {
+        Real {
+            lo,
+            hi,
+            closed: false,
+            what,
+        }
+    }
+
+    const fn closed(lo: f64, hi: f64, what: &'static str) -> Real {
+        Real {
+            lo,
+            hi,
+            closed: true,
+            what,
+        }
+    }
+
+    fn accepts(&self, x: f64) -> bool {
+        x.is_finite() && x <= self.hi && (x > self.lo || (self.closed && x == self.lo))
+    }
+}
+
+/// The error clap prints: the flag, the value (clipped) and what it accepts.
+fn refuse(
+    cmd: &clap::Command,
+    arg: Option<&clap::Arg>,
+    value: &str,
+    expected: String,
+) -> clap::Error {
+    let flag = arg
+        .and_then(|a| a.get_long())
+        .map_or_else(|| "a value".to_string(), |l| format!("--{l}"));
+    let mut error = clap::Error::raw(
+        ErrorKind::ValueValidation,
+        format!("{flag} {}: expected {expected}\n", clip(value)),
+    );
+    error = error.with_cmd(cmd);
+    error
+}
+
+fn text(value: &std::ffi::OsStr) -> String {
+    value.to_string_lossy().into_owned()
+}
+
+impl TypedValueParser for Count {
+    type Value = usize;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<usize, clap::Error> {
+        let value = text(value);
+        match value.trim().replace('_', "").parse::<usize>() {
+            Ok(n) if (self.lo..=self.hi).contains(&n) => Ok(n),
+            _ => Err(refuse(
+                cmd,
+                arg,
+                &value,
+                format!("{}: an integer from {} to {}", self.what, self.lo, self.hi),
+            )),
+        }
+    }
+}
+
+impl TypedValueParser for Real {
+    type Value = f64;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<f64, clap::Error> {
+        let value = text(value);
+        match value.trim().parse::<f64>() {
+            Ok(x) if self.accepts(x) => Ok(x),
+            _ => Err(refuse(
+                cmd,
+                arg,
+                &value,
+                format!(
+                    "{}: a number {} {} and at most {}",
+                    self.what,
+                    if self.closed { "from" } else { "above" },
+                    self.lo,
+                    self.hi
+                ),
+            )),
+        }
+    }
+}
+
+/// Refuses a run of `requests` at `rps` that would last more than a day.
+pub(crate) fn ensure_duration(requests: usize, rps: f64) -> anyhow::Result<()> {
+    let seconds = requests as f64 / rps;
+    anyhow::ensure!(
+        seconds <= 86_400.0,
+        "--requests {requests} at --rps {rps} would take {:.0} hours; a run may last at most a \
+         day (raise --rps or lower --requests)",
+        seconds / 3600.0
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{Arg, Command};
+
+    fn cmd<P>(parser: P) -> Command
+    where
+        P: TypedValueParser + Send + Sync + 'static,
+        P::Value: Clone + Send + Sync + 'static,
+    {
+        Command::new("t").arg(Arg::new("rps").long("rps").value_parser(parser))
+    }
+
+    #[test]
+    fn values_in_range_pass_and_others_are_refused_naming_the_flag() {
+        let ok = cmd(RPS)
+            .try_get_matches_from(["t", "--rps", "250"])
+            .unwrap();
+        assert_eq!(ok.get_one::<f64>("rps"), Some(&250.0));
+        for bad in ["0", "-1", "1e300", "nan", "inf", "abc"] {
+            let e = cmd(RPS)
+                .try_get_matches_from(["t", &format!("--rps={bad}")])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("--rps") && e.contains("requests per second"),
+                "{e}"
+            );
+        }
+        let n = cmd(REQUESTS)
+            .try_get_matches_from(["t", "--rps", "1_000"])
+            .unwrap();
+        assert_eq!(n.get_one::<usize>("rps"), Some(&1000));
+        for bad in ["0", "1000000000", "-3", "2.5"] {
+            assert!(
+                cmd(REQUESTS)
+                    .try_get_matches_from(["t", &format!("--rps={bad}")])
+                    .is_err(),
+                "{bad}"
+            );
+        }
+        assert!(cmd(MS0).try_get_matches_from(["t", "--rps", "0"]).is_ok());
+        assert!(cmd(MS).try_get_matches_from(["t", "--rps", "0"]).is_err());
+    }
+
+    #[test]
+    fn long_values_are_quoted_clipped() {
+        let long = "9".repeat(100_000);
+        let e = cmd(RPS)
+            .try_get_matches_from(["t", "--rps", &long])
+            .unwrap_err()
+            .to_string();
+        assert!(e.len() < 400, "{} bytes", e.len());
+        assert!(e.contains("more bytes"), "{e}");
+        assert_eq!(clip("short"), "short");
+    }
+
+    #[test]
+    fn runs_longer_than_a_day_are_refused() {
+        assert!(ensure_duration(1000, 1e-9).is_err());
+        assert!(ensure_duration(1000, 100.0).is_ok());
+    }
+}
