@@ -147,17 +147,34 @@ def absurd_flags(tailor):
         ["simulate", "--cores", "4", "--policy", "seq", "--demand", "exp:2", "--arrivals", "poisson", "--rps", "100", "--requests", "1000000000", "--seed", "1"],
         ["load", "--url", "http://127.0.0.1:9", "--rps", "100", "--requests", "0"],
         ["run", "--workload", "synthetic:exp:2", "--policy", "seq", "--rps", "100", "--requests", "10", "--seed", "1", "--spin-rate", "1e300"],
+        ["serve", "--workload", "synthetic:exp:2", "--policy", "seq", "--request-timeout-s", "1e300"],
+        ["serve", "--workload", "synthetic:exp:2", "--policy", "seq", "--drain-s", "nan"],
+        ["load", "--url", "http://127.0.0.1:9", "--rps", "100", "--requests", "10", "--connections", "1000000000"],
     ]
+    simulate = ["simulate", "--cores", "4", "--policy", "seq", "--demand", "exp:2", "--arrivals", "poisson", "--rps", "100", "--requests", "100", "--seed", "1"]
+    for flag, value in [
+        ("--rps", "inf"), ("--rps", "nan"), ("--rps", "1e300"), ("--cores", "99999999"), ("--seeds", "0"),
+        ("--policy", "interval:1e300:4"), ("--policy", "rc:1e300:2"), ("--policy", "fix:99999999999"),
+        ("--demand", "exp:1e300"), ("--demand", "scale:1e300:exp:1"), ("--arrivals", "lognormal:1e300"),
+        ("--arrivals", "phases:1e-300*10"), ("--arrivals", "phases:100*99999999999"), ("--quantum-ms", "1e-300"),
+    ]:
+        args = list(simulate)
+        if flag in args:
+            args[args.index(flag) + 1] = value
+        else:
+            args += [flag, value]
+        cases.append(args)
     for args in cases:
         t = time.time()
         r = subprocess.run([tailor, *args], capture_output=True, text=True, timeout=60)
         first = (r.stderr.strip().splitlines() or [""])[0]
-        note(r.returncode != 0 and time.time() - t < 10, f"tailor {' '.join(args[:1] + args[-2:])}: exit {r.returncode} in {time.time() - t:.2f} s: {first[:110]}")
+        absurd = next((a for a in args if re.search(r"1e300|1e-300|1e-9|nan|inf|^0$|9999999|1000000000", a)), args[-1])
+        flag = args[args.index(absurd) - 1] if absurd in args[1:] and args[args.index(absurd) - 1].startswith("--") else ""
+        note(r.returncode != 0 and time.time() - t < 10, f"tailor {args[0]} {flag} {absurd}: exit {r.returncode} in {time.time() - t:.2f} s: {first[:110]}")
 
 
 def double_sigterm(tailor):
     p, host, port = start(tailor, "--workload", "synthetic:exp:2", "--policy", "seq", "--workers", "1", "--drain-s", "60")
-    threading.Thread(target=lambda: get(host, port, "/work", timeout=5), daemon=True).start()
     body = b'{"work_ms": 30000}'
     s = socket.create_connection((host, port))
     s.sendall(b"POST /work HTTP/1.1\r\nHost: t\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))

@@ -10,9 +10,7 @@
 use clap::builder::TypedValueParser;
 use clap::error::ErrorKind;
 
-/// The most requests a run, a simulation or a load may have: each keeps a few tens of
-/// bytes of records and statistics, so this bounds them to about a gigabyte.
-pub(crate) const MAX_REQUESTS: usize = 20_000_000;
+pub(crate) use tailor_core::MAX_REQUESTS;
 
 pub(crate) use tailor_core::clip;
 
@@ -56,6 +54,8 @@ pub(crate) const RPS: Real = Real::open(0.0, 10_000_000.0, "requests per second"
 pub(crate) const MS: Real = Real::open(0.0, 3_600_000.0, "milliseconds");
 /// A time in ms, zero allowed, at most an hour.
 pub(crate) const MS0: Real = Real::closed(0.0, 3_600_000.0, "milliseconds");
+/// The self-scheduling quantum in ms: from a microsecond to an hour.
+pub(crate) const QUANTUM_MS: Real = Real::closed(0.001, 3_600_000.0, "milliseconds");
 /// A time in seconds, above zero, at most a day.
 pub(crate) const SECONDS: Real = Real::open(0.0, 86_400.0, "seconds");
 /// A time in seconds, zero allowed, at most a day.
@@ -94,7 +94,20 @@ impl Real {
         }
     }
 
-    fn accepts(&self, x: f64) -> bool {
+    /// What the flag accepts, as the error states it.
+    pub(crate) fn expected(&self) -> String {
+        if self.closed {
+            format!("{}: a number from {} to {}", self.what, self.lo, self.hi)
+        } else {
+            format!(
+                "{}: a number above {} and at most {}",
+                self.what, self.lo, self.hi
+            )
+        }
+    }
+
+    /// Whether `x` is in range.
+    pub(crate) fn accepts(&self, x: f64) -> bool {
         x.is_finite() && x <= self.hi && (x > self.lo || (self.closed && x == self.lo))
     }
 }
@@ -155,18 +168,7 @@ impl TypedValueParser for Real {
         let value = text(value);
         match value.trim().parse::<f64>() {
             Ok(x) if self.accepts(x) => Ok(x),
-            _ => Err(refuse(
-                cmd,
-                arg,
-                &value,
-                format!(
-                    "{}: a number {} {} and at most {}",
-                    self.what,
-                    if self.closed { "from" } else { "above" },
-                    self.lo,
-                    self.hi
-                ),
-            )),
+            _ => Err(refuse(cmd, arg, &value, self.expected())),
         }
     }
 }

@@ -67,7 +67,7 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     open_loop: bool,
     /// Self-scheduling quantum in ms.
-    #[arg(long, default_value_t = 5.0, value_parser = bounds::MS)]
+    #[arg(long, default_value_t = 5.0, value_parser = bounds::QUANTUM_MS)]
     quantum_ms: f64,
     /// Tail-control on the work-stealing executor: how a marked request dissolves.
     /// `prompt`: the workers that stole parts of it hand them back to its root worker

@@ -35,7 +35,7 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_parser = bounds::THREADS)]
     cores: Option<usize>,
     /// Self-scheduling quantum in ms.
-    #[arg(long, default_value_t = 5.0, value_parser = bounds::MS)]
+    #[arg(long, default_value_t = 5.0, value_parser = bounds::QUANTUM_MS)]
     quantum_ms: f64,
     /// Worker threads for policies with a pool, all but FM (default: one per core).
     #[arg(long, value_parser = bounds::THREADS)]

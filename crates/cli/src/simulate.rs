@@ -70,7 +70,7 @@ pub(crate) struct SimulateArgs {
     #[arg(long = "table")]
     tables: Vec<PathArg>,
     /// Self-scheduling quantum in ms.
-    #[arg(long, default_value_t = 5.0, value_parser = bounds::MS)]
+    #[arg(long, default_value_t = 5.0, value_parser = bounds::QUANTUM_MS)]
     quantum_ms: f64,
     /// Latency target in ms: the summary adds the fraction of requests above it.
     #[arg(long, value_parser = bounds::MS)]
@@ -174,13 +174,15 @@ fn policy_name(p: &AnyPolicy) -> String {
 /// Parses `--rps`: R, or A:B:STEP (inclusive of B, within rounding).
 pub(crate) fn parse_rps(text: &str) -> anyhow::Result<Vec<f64>> {
     let number = |t: &str| -> anyhow::Result<f64> {
-        t.parse::<f64>()
+        t.trim()
+            .parse::<f64>()
             .ok()
-            .filter(|v| v.is_finite() && *v > 0.0 && *v <= 1e7)
+            .filter(|&v| bounds::RPS.accepts(v))
             .with_context(|| {
                 format!(
-                    "--rps: {:?} must be a number above 0 and at most 10000000",
-                    bounds::clip(t)
+                    "--rps {}: expected {}",
+                    bounds::clip(t),
+                    bounds::RPS.expected()
                 )
             })
     };

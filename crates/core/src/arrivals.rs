@@ -6,7 +6,7 @@ use rand_distr::{Distribution, Exp, LogNormal};
 
 use crate::csvfile::{read_text, CsvFile};
 use crate::demand::lognormal_params;
-use crate::error::{ReadError, ReadErrorKind, SpecError};
+use crate::error::{clip, ReadError, ReadErrorKind, SpecError};
 use crate::Rng;
 
 /// An arrival process, as named by the `ARRIVALS` syntax.
@@ -59,6 +59,15 @@ pub enum ArrivalError {
     },
 }
 
+/// The largest inter-arrival standard deviation `lognormal:SD_MS` takes: a day.
+const MAX_GAP_MS: f64 = 86_400_000.0;
+/// A phase's rate bounds: one request a day, and ten million a second.
+const MIN_RPS: f64 = 1.0 / 86_400.0;
+const MAX_RPS: f64 = 1e7;
+/// The most requests a run, a simulation or a load may have: each keeps a few tens of
+/// bytes of records and statistics, so this bounds them to about a gigabyte.
+pub const MAX_REQUESTS: usize = 20_000_000;
+
 impl Arrivals {
     /// Parses the `ARRIVALS` syntax of shared/spec/cli.md, reading a trace file if named.
     pub fn parse(spec: &str) -> Result<Arrivals, SpecError> {
@@ -71,8 +80,12 @@ impl Arrivals {
         match (head, rest) {
             ("poisson", None) => Ok(Arrivals::Poisson),
             ("lognormal", Some(sd)) => match sd.parse::<f64>() {
-                Ok(sd_ms) if sd_ms.is_finite() && sd_ms > 0.0 => Ok(Arrivals::LogNormal { sd_ms }),
-                _ => Err(bad("SD_MS must be a positive number")),
+                Ok(sd_ms) if sd_ms.is_finite() && sd_ms > 0.0 && sd_ms <= MAX_GAP_MS => {
+                    Ok(Arrivals::LogNormal { sd_ms })
+                }
+                _ => Err(bad(&format!(
+                    "SD_MS must be a number of ms above 0 and at most {MAX_GAP_MS}"
+                ))),
             },
             ("trace", Some(path)) => Ok(Arrivals::Trace(read_trace(Path::new(path))?)),
             ("phases", Some(list)) => {
@@ -85,11 +98,22 @@ impl Arrivals {
                         let rps: f64 = rps
                             .parse()
                             .ok()
-                            .filter(|r: &f64| r.is_finite() && *r > 0.0)
-                            .ok_or_else(|| bad(&format!("phase rate {rps:?} must be positive")))?;
-                        let count: usize =
-                            count.parse().ok().filter(|c| *c > 0).ok_or_else(|| {
-                                bad(&format!("phase count {count:?} must be a positive integer"))
+                            .filter(|r: &f64| r.is_finite() && *r >= MIN_RPS && *r <= MAX_RPS)
+                            .ok_or_else(|| {
+                                bad(&format!(
+                                    "phase rate {:?} must be at least one request a day and at most {MAX_RPS} requests/s",
+                                    clip(rps)
+                                ))
+                            })?;
+                        let count: usize = count
+                            .parse()
+                            .ok()
+                            .filter(|c| (1..=MAX_REQUESTS).contains(c))
+                            .ok_or_else(|| {
+                                bad(&format!(
+                                    "phase count {:?} must be a whole number from 1 to {MAX_REQUESTS}",
+                                    clip(count)
+                                ))
                             })?;
                         Ok(Phase { rps, count })
                     })

@@ -7,7 +7,7 @@ use rand::RngExt;
 use rand_distr::{Distribution, Exp1, LogNormal};
 
 use crate::distribution::BinnedDistribution;
-use crate::error::SpecError;
+use crate::error::{clip, SpecError};
 use crate::profile::DemandProfile;
 use crate::shapes::Shape;
 use crate::speedup::{Speedup, SpeedupSpec};
@@ -50,6 +50,13 @@ pub enum Demand {
     },
 }
 
+/// The most work, in ms, a `DEMAND` string may give a request's mean, sd or constant
+/// work: a day.
+pub(crate) const MAX_WORK_MS: f64 = 86_400_000.0;
+
+/// The largest `scale:FACTOR:DEMAND` factor.
+const MAX_SCALE: f64 = 1e6;
+
 impl Demand {
     /// Parses the `DEMAND` syntax of shared/spec/cli.md, reading any file it names.
     pub fn parse(spec: &str) -> Result<Demand, SpecError> {
@@ -58,12 +65,16 @@ impl Demand {
                      distribution:PATH, shape:bing, shape:lucene, shape:lucene-flat, shape:finance or \
                      scale:FACTOR:DEMAND";
         let (head, rest) = spec.split_once(':').ok_or_else(|| bad(forms))?;
-        let positive = |text: &str, what: &str| -> Result<f64, SpecError> {
+        let bounded = |text: &str, what: &str, max: f64| -> Result<f64, SpecError> {
             match text.parse::<f64>() {
-                Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-                _ => Err(bad(&format!("{what} {text:?} must be a positive number"))),
+                Ok(v) if v.is_finite() && v > 0.0 && v <= max => Ok(v),
+                _ => Err(bad(&format!(
+                    "{what} {:?} must be a number above 0 and at most {max}",
+                    clip(text)
+                ))),
             }
         };
+        let positive = |text: &str, what: &str| bounded(text, what, MAX_WORK_MS);
         match head {
             "exp" => Ok(Demand::Exp {
                 mean_ms: positive(rest, "mean")?,
@@ -94,7 +105,7 @@ impl Demand {
                     .split_once(':')
                     .ok_or_else(|| bad("expected scale:FACTOR:DEMAND"))?;
                 Ok(Demand::Scaled {
-                    factor: positive(factor, "scale factor")?,
+                    factor: bounded(factor, "scale factor", MAX_SCALE)?,
                     inner: Box::new(Demand::parse(inner)?),
                 })
             }

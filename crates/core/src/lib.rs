@@ -24,7 +24,9 @@ mod steal;
 mod summary;
 mod table;
 
-pub use arrivals::{parse_trace, read_trace, ArrivalError, ArrivalStream, Arrivals, Phase};
+pub use arrivals::{
+    parse_trace, read_trace, ArrivalError, ArrivalStream, Arrivals, Phase, MAX_REQUESTS,
+};
 pub use baselines::{oblivious_moves, rc_moves, RcRequest};
 pub use bootstrap::{mean_ci, quantile_ci, ratio_to_best_ci, Bootstrap, Estimate, Verdict};
 pub use control::{

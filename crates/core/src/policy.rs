@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use crate::control::{EetlPlan, EETL_PLAN_KIND};
 use crate::csvfile::read_text;
-use crate::error::{Location, ReadError, ReadErrorKind, SpecError};
+use crate::demand::MAX_WORK_MS;
+use crate::error::{clip, Location, ReadError, ReadErrorKind, SpecError};
 use crate::table::{
     AdaptiveTable, IntervalTable, TailControlTable, ADAPTIVE_TABLE_KIND, INTERVAL_TABLE_KIND,
     TAIL_CONTROL_TABLE_KIND,
@@ -163,8 +164,11 @@ impl Policy {
         };
         let positive = |text: &str, what: &str| -> Result<f64, SpecError> {
             match text.parse::<f64>() {
-                Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-                _ => Err(bad(&format!("{what} {text:?} must be a positive number"))),
+                Ok(v) if v.is_finite() && v > 0.0 && v <= MAX_WORK_MS => Ok(v),
+                _ => Err(bad(&format!(
+                    "{what} {:?} must be a number of ms above 0 and at most {MAX_WORK_MS}",
+                    clip(text)
+                ))),
             }
         };
         let need = |kind: &str| bad(&format!("needs --table FILE from `tailor plan {kind}`"));
@@ -194,8 +198,10 @@ impl Policy {
                     let t: f64 = t
                         .parse()
                         .map_err(|_| bad("THRESHOLD_MS must be a number"))?;
-                    if !(t.is_finite() && t >= 0.0) {
-                        return Err(bad("THRESHOLD_MS must be zero or positive"));
+                    if !(t.is_finite() && (0.0..=MAX_WORK_MS).contains(&t)) {
+                        return Err(bad(&format!(
+                            "THRESHOLD_MS must be from 0 to {MAX_WORK_MS} ms"
+                        )));
                     }
                     t
                 },

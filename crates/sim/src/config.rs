@@ -1,11 +1,9 @@
 //! What a simulation run is given, and the checks that refuse impossible settings.
 
-use tailor_core::{ArrivalError, Arrivals, DemandModel, Policy, ThreadModel};
+use tailor_core::{ArrivalError, Arrivals, DemandModel, Policy, ThreadModel, MAX_REQUESTS};
 
 /// The shortest self-scheduling quantum, in ms.
 const MIN_QUANTUM_MS: f64 = 1e-3;
-/// The most requests a run may have.
-const MAX_REQUESTS: usize = 1_000_000_000;
 /// The highest degree a policy may give a request.
 const MAX_DEGREE: usize = 1024;
 /// The longest span of arrivals, in ms: past it, f64 times are coarser than 0.2 us.
@@ -133,8 +131,9 @@ impl SimConfig {
             return bad(
                 "--requests",
                 format!(
-                    "{} is more than the {MAX_REQUESTS} a run may have",
-                    self.request_count()
+                    "{} is more than the {} a run may have",
+                    self.request_count(),
+                    MAX_REQUESTS
                 ),
             );
         }

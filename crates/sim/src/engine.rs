@@ -504,7 +504,13 @@ impl Engine<'_> {
     fn schedule_check(&mut self, id: usize) {
         let q = self.cfg.quantum_ms;
         let r = &self.reqs[id];
-        let Some(executed) = self.policy.next_increase_ms(self.load, r.degree) else {
+        // A point further than 2^52 ticks away (beyond f64's whole numbers) is never
+        // reached; treating it as "no increase" keeps the tick arithmetic below exact.
+        let Some(executed) = self
+            .policy
+            .next_increase_ms(self.load, r.degree)
+            .filter(|&e| e / q < 4_503_599_627_370_496.0)
+        else {
             let r = &mut self.reqs[id];
             if r.next_tick.take().is_some() {
                 r.check_version = r.check_version.wrapping_add(1);

@@ -761,7 +761,19 @@ fn settings_that_would_hang_or_exhaust_memory_are_refused() {
     // A huge core count is fine: nothing is reserved per core.
     let cfg = SimConfig {
         cores: 1_000_000_000_000,
-        ..base
+        ..base.clone()
     };
     assert_eq!(run(&cfg).summary.completed, 100);
+    // A degree step beyond any tick the quantum can count is never reached (this hung
+    // the engine, counting ticks one by one past u64's range).
+    let cfg = SimConfig {
+        policy: Policy::Interval {
+            interval_ms: 1e300,
+            max_degree: 4,
+        },
+        ..base
+    };
+    let out = run(&cfg);
+    assert_eq!(out.summary.completed, 100);
+    assert!(out.records.iter().all(|r| r.max_degree == 1));
 }
