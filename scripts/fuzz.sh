@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes every parser of user input for a bounded number of inputs (issue #23) and
-# prints what ran, for docs/fuzzing.md. Proptest drives it: each target is a proptest
+# prints what ran, for docs/hardening.md. Proptest drives it: each target is a proptest
 # in crates/core/tests/fuzz.rs or crates/server/tests/fuzz.rs, run here with
 # TAILOR_FUZZ_CASES inputs (default a million) instead of CI's 2,000.
 #

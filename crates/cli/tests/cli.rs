@@ -476,23 +476,15 @@ fn plan_rc_finds_a_threshold_by_simulation() {
     assert!(sim(&[policy]).status.success());
 }
 
-/// `tailor serve` on a free port: it prints where it listens, answers, and on SIGTERM
-/// stops and exits 0; `tailor load` against it prints a summary with engine `http`.
-#[test]
-fn serve_answers_then_exits_0_on_sigterm() {
-    use std::io::{BufRead, BufReader, Read, Write};
+type StderrLines = std::io::Lines<std::io::BufReader<std::process::ChildStderr>>;
+
+/// Starts `tailor serve` on a free port with `flags`; returns it, its address and the
+/// rest of its stderr.
+fn spawn_serve(flags: &[&str]) -> (std::process::Child, String, StderrLines) {
+    use std::io::{BufRead, BufReader};
     let mut server = Command::new(env!("CARGO_BIN_EXE_tailor"))
-        .args([
-            "serve",
-            "--workload",
-            "synthetic:const:1",
-            "--policy",
-            "seq",
-            "--listen",
-            "127.0.0.1:0",
-            "--spin-rate",
-            "100",
-        ])
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(flags)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -506,6 +498,30 @@ fn serve_answers_then_exits_0_on_sigterm() {
             break rest.split_whitespace().next().unwrap().to_string();
         }
     };
+    (server, addr, lines)
+}
+
+fn signal(child: &std::process::Child, name: &str) {
+    let sent = Command::new("kill")
+        .args([name, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+}
+
+/// `tailor serve` on a free port: it prints where it listens, answers, and on SIGTERM
+/// stops and exits 0; `tailor load` against it prints a summary with engine `http`.
+#[test]
+fn serve_answers_then_exits_0_on_sigterm() {
+    use std::io::{Read, Write};
+    let (mut server, addr, lines) = spawn_serve(&[
+        "--workload",
+        "synthetic:const:1",
+        "--policy",
+        "seq",
+        "--spin-rate",
+        "100",
+    ]);
     let mut stream = std::net::TcpStream::connect(&addr).unwrap();
     write!(
         stream,
@@ -529,11 +545,7 @@ fn serve_answers_then_exits_0_on_sigterm() {
     assert_eq!(summary["engine"], "http");
     assert_eq!(summary["completed"], 40);
     assert_eq!(summary["unavailable"], 0);
-    let killed = Command::new("kill")
-        .args(["-TERM", &server.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    signal(&server, "-TERM");
     let status = server.wait().unwrap();
     assert_eq!(status.code(), Some(0));
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
@@ -542,6 +554,40 @@ fn serve_answers_then_exits_0_on_sigterm() {
             .any(|l| l.contains("stopped") && l.contains("40 completed")),
         "{rest:?}"
     );
+}
+
+/// A second SIGTERM ends the server at once (status 130), though the first one's drain
+/// would wait for a 30 s request (issue #23).
+#[test]
+fn a_second_sigterm_exits_at_once() {
+    use std::io::Write;
+    let (mut server, addr, _lines) = spawn_serve(&[
+        "--workload",
+        "synthetic:const:1",
+        "--policy",
+        "seq",
+        "--workers",
+        "1",
+        "--drain-s",
+        "60",
+    ]);
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    let body = r#"{"work_ms": 30000}"#;
+    write!(
+        stream,
+        "POST /work HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let started = std::time::Instant::now();
+    signal(&server, "-TERM");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    signal(&server, "-TERM");
+    let status = server.wait().unwrap();
+    let took = started.elapsed();
+    assert_eq!(status.code(), Some(130));
+    assert!(took.as_secs_f64() < 10.0, "exited after {took:?}");
 }
 
 #[test]

@@ -14,20 +14,29 @@ pub(crate) struct CsvFile {
 
 /// Reads the file at `path` into memory, mapping I/O failures to a [`ReadError`].
 pub(crate) fn read_text(path: &Path) -> Result<String, ReadError> {
+    read_at_most(path, MAX_INPUT_BYTES)
+}
+
+/// [`read_text`] with a limit of `max_bytes`.
+fn read_at_most(path: &Path, max_bytes: u64) -> Result<String, ReadError> {
     use std::io::Read;
     let file = std::fs::File::open(path).map_err(|e| ReadError::io(path, &e))?;
     // Read at most one byte past the limit: a larger file (or an endless one such as
     // /dev/zero) is refused without being held in memory.
     let mut bytes = Vec::new();
-    file.take(MAX_INPUT_BYTES + 1)
+    file.take(max_bytes + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| ReadError::io(path, &e))?;
-    if bytes.len() as u64 > MAX_INPUT_BYTES {
+    if bytes.len() as u64 > max_bytes {
+        let limit = if max_bytes >= 1 << 20 {
+            format!("{} MiB", max_bytes >> 20)
+        } else {
+            format!("{max_bytes} bytes")
+        };
         return Err(ReadError::new(
             Location::file(path.display().to_string()),
             ReadErrorKind::Invalid(format!(
-                "the file is larger than {} MiB, the most an input file may be",
-                MAX_INPUT_BYTES >> 20
+                "the file is larger than {limit}, the most an input file may be"
             )),
         ));
     }
@@ -50,6 +59,11 @@ impl CsvFile {
     /// Parses `text`; `file` names it in errors. Rejects an empty file, a header with
     /// no rows, and rows whose field count differs from the header's.
     pub(crate) fn parse(text: &str, file: &str) -> Result<CsvFile, ReadError> {
+        CsvFile::parse_at_most(text, file, MAX_ROWS)
+    }
+
+    /// [`CsvFile::parse`] with a limit of `max_rows` data rows.
+    fn parse_at_most(text: &str, file: &str, max_rows: usize) -> Result<CsvFile, ReadError> {
         if text.trim().is_empty() {
             return Err(ReadError::new(Location::file(file), ReadErrorKind::Empty));
         }
@@ -80,10 +94,10 @@ impl CsvFile {
                     },
                 ));
             }
-            if rows.len() == MAX_ROWS {
+            if rows.len() == max_rows {
                 return Err(ReadError::new(
                     Location::line(file, line),
-                    ReadErrorKind::Invalid(format!("more than {MAX_ROWS} rows, the most read")),
+                    ReadErrorKind::Invalid(format!("more than {max_rows} rows, the most read")),
                 ));
             }
             rows.push((line, record.iter().map(str::to_string).collect()));
@@ -238,6 +252,37 @@ pub(crate) fn fmt_number(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn endless_and_oversized_input_is_refused_naming_the_limit() {
+        let err = read_at_most(Path::new("/dev/zero"), 4096)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("/dev/zero") && err.contains("larger than 4096 bytes"),
+            "{err}"
+        );
+        let path = std::env::temp_dir().join(format!("tailor-limit-{}.csv", std::process::id()));
+        std::fs::write(&path, "a\n1\n2\n3\n").unwrap();
+        assert_eq!(read_at_most(&path, 8).unwrap(), "a\n1\n2\n3\n");
+        assert!(read_at_most(&path, 7).is_err());
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            CsvFile::parse_at_most("a\n1\n2\n3\n", "f", 3)
+                .unwrap()
+                .rows
+                .len(),
+            3
+        );
+        let err = CsvFile::parse_at_most("a\n1\n2\n3\n", "f", 2)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("f:4") && err.contains("more than 2 rows"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn blank_lines_are_skipped_but_an_empty_quoted_field_is_a_row() {

@@ -7,7 +7,7 @@
 //! numbers at the edges of f64, separators), so that the parsers' deeper checks are
 //! reached, not only their first rejection. `TAILOR_FUZZ_CASES` sets the cases per
 //! target (2,000 by default, what CI runs); `scripts/fuzz.sh` runs a million each and
-//! docs/fuzzing.md records the runs.
+//! docs/hardening.md records the runs.
 
 use proptest::prelude::*;
 use proptest::test_runner::Config;
