@@ -543,6 +543,10 @@ pub fn run_live<S: RequestSource>(
             _ => Vec::new(),
         },
         host: Some(host.stats(f64::NEG_INFINITY, f64::INFINITY)),
+        shards: None,
+        replicas: None,
+        reissue: None,
+        reissue_rate: None,
     };
     Ok(LiveOutput {
         summary,

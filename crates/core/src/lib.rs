@@ -17,6 +17,7 @@ mod hetero;
 mod job;
 mod policy;
 mod profile;
+mod reissue;
 mod s2f;
 mod shapes;
 mod speedup;
@@ -44,6 +45,7 @@ pub use hetero::{
 pub use job::Job;
 pub use policy::{Admission, Policy, Tables};
 pub use profile::{DemandProfile, ProfileConditions, RequestProfile};
+pub use reissue::{Noise, Reissue, HEDGE_MIN_SAMPLES, HEDGE_WINDOW};
 pub use s2f::{HeteroPolicy, HETERO_POLICY_FORMS};
 pub use shapes::Shape;
 pub use speedup::{Speedup, SpeedupSpec, ThreadModel};

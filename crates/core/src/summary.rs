@@ -179,6 +179,18 @@ pub struct RunSummary {
     /// Live runs: steal time and hiccups over the whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<HostStats>,
+    /// Fan-out runs: the shards a query goes to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<usize>,
+    /// Fan-out runs: the replicas of each shard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<usize>,
+    /// Fan-out runs: the reissue policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reissue: Option<String>,
+    /// Fan-out runs: reissued shard requests over shard requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reissue_rate: Option<f64>,
 }
 
 /// Energy of a run on heterogeneous cores, in the dissertation's model (ch. 5, §5.2.5;

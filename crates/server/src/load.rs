@@ -367,6 +367,10 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
         migrations_per_request: None,
         epochs: Vec::new(),
         host: Some(host.stats(f64::NEG_INFINITY, f64::INFINITY)),
+        shards: None,
+        replicas: None,
+        reissue: None,
+        reissue_rate: None,
         phases: Vec::new(),
     };
     Ok(LoadSummary {

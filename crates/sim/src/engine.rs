@@ -12,7 +12,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use tailor_core::{workload_rngs, Admission, ArrivalStream, Policy, Speedup};
+use tailor_core::{workload_rngs, Admission, ArrivalStream, Policy, RequestDemand, Speedup};
 
 use crate::config::{SimConfig, SimError};
 use crate::cpu::{nice_weight, shares};
@@ -21,6 +21,9 @@ use crate::measure::{finish, Measurements};
 use crate::queue::EventQueue;
 use crate::report::{RequestRecord, SimOutput, TracePoint};
 use crate::time::SimTime;
+
+mod replica;
+pub(crate) use replica::{Replica, Ticket};
 
 /// A completion this close (in ms) before or after another event counts as tied with it
 /// and goes first; finish times computed in different ways differ by far less.
@@ -31,6 +34,9 @@ enum State {
     Waiting,
     Running,
     Done,
+    /// Cancelled while waiting out an FM admission delay; its slot is freed when the
+    /// delay's event comes.
+    Cancelled,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -116,8 +122,9 @@ pub(crate) struct Engine<'c> {
     cores: f64,
     now: SimTime,
     events: EventQueue<Event>,
-    /// Intended arrival times, drawn in order; the next one, and its index.
-    arrivals: ArrivalStream,
+    /// Intended arrival times, drawn in order; the next one, and its index. A replica
+    /// has none: its requests are injected.
+    arrivals: Option<ArrivalStream>,
     upcoming: Option<f64>,
     next_arrival: usize,
     /// Draws each request's demand as it arrives.
@@ -145,6 +152,34 @@ pub(crate) struct Engine<'c> {
     row_key: usize,
     trace: Vec<TracePoint>,
     measured: Measurements,
+    /// Until when the replica is stalled (its requests make no progress).
+    frozen_until: SimTime,
+    /// A replica's completed requests, for its front end to collect: (tag, finish).
+    finished: Option<Vec<(usize, SimTime)>>,
+}
+
+/// What the engine does next by itself: a completion in a class, or a scheduled event.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Completion(SimTime, usize),
+    Event(SimTime),
+}
+
+impl Step {
+    fn time(self) -> SimTime {
+        match self {
+            Step::Completion(t, _) | Step::Event(t) => t,
+        }
+    }
+
+    /// Whether an arrival at `a` goes before this step: before a completion only when
+    /// more than [`TIE_MS`] earlier, before an event at the same time.
+    fn after_arrival_at(self, a: SimTime) -> bool {
+        match self {
+            Step::Completion(c, _) => a < c && c.ms() - a.ms() > TIE_MS,
+            Step::Event(e) => a <= e,
+        }
+    }
 }
 
 /// Runs a simulation.
@@ -161,80 +196,101 @@ pub fn simulate(cfg: &SimConfig) -> Result<SimOutput, SimError> {
         ));
     }
     let upcoming = arrivals.next();
-    let mut engine = Engine {
-        cfg,
-        policy: &cfg.policy,
-        cores: cfg.cores as f64,
-        now: SimTime::ZERO,
-        events: EventQueue::new(),
-        arrivals,
-        upcoming,
-        next_arrival: 0,
-        demand_rng,
-        reqs: Vec::new(),
-        free: Vec::new(),
-        load: 0,
-        running: Vec::new(),
-        queue: VecDeque::new(),
-        delayed: 0,
-        classes: [Class::default(), Class::default()],
-        weights: [nice_weight(0), nice_weight(cfg.boost_nice)],
-        shares_for: (0.0, 0.0),
-        self_schedules: cfg.policy.self_schedules(),
-        boosts: cfg.policy.boosts(),
-        row_key: 0,
-        trace: Vec::new(),
-        measured: Measurements::new(cfg),
-    };
+    let mut engine = Engine::new(cfg, Some(arrivals), demand_rng, Measurements::new(cfg));
+    engine.upcoming = upcoming;
     engine.run();
     Ok(finish(cfg, engine.measured, engine.trace))
 }
 
-impl Engine<'_> {
+impl<'c> Engine<'c> {
+    fn new(
+        cfg: &'c SimConfig,
+        arrivals: Option<ArrivalStream>,
+        demand_rng: tailor_core::Rng,
+        measured: Measurements,
+    ) -> Self {
+        Engine {
+            cfg,
+            policy: &cfg.policy,
+            cores: cfg.cores as f64,
+            now: SimTime::ZERO,
+            events: EventQueue::new(),
+            arrivals,
+            upcoming: None,
+            next_arrival: 0,
+            demand_rng,
+            reqs: Vec::new(),
+            free: Vec::new(),
+            load: 0,
+            running: Vec::new(),
+            queue: VecDeque::new(),
+            delayed: 0,
+            classes: [Class::default(), Class::default()],
+            weights: [nice_weight(0), nice_weight(cfg.boost_nice)],
+            shares_for: (0.0, 0.0),
+            self_schedules: cfg.policy.self_schedules(),
+            boosts: cfg.policy.boosts(),
+            row_key: 0,
+            trace: Vec::new(),
+            measured,
+            frozen_until: SimTime::ZERO,
+            finished: None,
+        }
+    }
+
     fn run(&mut self) {
         // At equal times: completions first, then arrivals, then other events in the
-        // order they were scheduled.
+        // order they were scheduled; a completion within TIE_MS of the next arrival or
+        // event counts as tied with it, so that rounding in how a finish time was
+        // computed cannot reorder them.
         loop {
-            let completion = self.next_completion();
-            let arrival = self.upcoming.map(SimTime::from_ms);
-            let event = self.events.peek_time();
-            // The earliest of the three; ties keep that order, and a completion within
-            // TIE_MS of the next arrival or event counts as tied with it, so that rounding
-            // in how a finish time was computed cannot reorder them.
-            let mut first: Option<(SimTime, u8)> = completion.map(|c| (c.0, 0));
-            if let Some(t) = arrival {
-                if first.is_none_or(|(f, k)| t < f && !(k == 0 && f.ms() - t.ms() <= TIE_MS)) {
-                    first = Some((t, 1));
-                }
-            }
-            if let Some(t) = event {
-                let before =
-                    |(f, k): (SimTime, u8)| t < f && !(k == 0 && f.ms() - t.ms() <= TIE_MS);
-                if first.is_none_or(before) {
-                    first = Some((t, 2));
-                }
-            }
-            match first {
-                Some((t, 0)) => self.complete(t, completion.expect("present").1),
-                Some((t, 1)) => {
+            let step = self.next_step();
+            match (step, self.upcoming.map(SimTime::from_ms)) {
+                (Some(step), Some(a)) if !step.after_arrival_at(a) => self.take(step),
+                (Some(step), None) => self.take(step),
+                (_, Some(t)) => {
                     self.advance(t);
                     let index = self.next_arrival;
                     self.next_arrival += 1;
-                    self.upcoming = self.arrivals.next();
-                    let id = self.admit_slot(index, t);
+                    self.upcoming = self.arrivals.as_mut().and_then(Iterator::next);
+                    let d = self.cfg.demand.sample(&mut self.demand_rng);
+                    let id = self.admit_slot(index, t, d);
                     self.arrive(id);
                 }
-                Some(_) => {
-                    let (t, event) = self.events.pop().expect("peeked");
-                    self.advance(t);
-                    self.handle(event);
-                }
-                None => break,
+                (None, None) => break,
             }
-            self.update_shares();
-            if self.cfg.trace {
-                self.record_trace();
+            self.settle();
+        }
+    }
+
+    /// The engine's next step of its own, if any.
+    fn next_step(&mut self) -> Option<Step> {
+        let completion = self.next_completion();
+        let event = self.events.peek_time();
+        match (completion, event) {
+            (Some((c, _)), Some(e)) if e < c && c.ms() - e.ms() > TIE_MS => Some(Step::Event(e)),
+            (Some((c, class)), _) => Some(Step::Completion(c, class)),
+            (None, Some(e)) => Some(Step::Event(e)),
+            (None, None) => None,
+        }
+    }
+
+    fn take(&mut self, step: Step) {
+        match step {
+            Step::Completion(t, class) => self.complete(t, class),
+            Step::Event(_) => {
+                let (t, event) = self.events.pop().expect("peeked");
+                self.advance(t);
+                self.handle(event);
             }
+        }
+    }
+
+    /// After every step: the shares, and the trace.
+    fn settle(&mut self) {
+        self.update_shares();
+        if self.cfg.trace {
+            self.record_trace();
         }
     }
 
@@ -257,7 +313,7 @@ impl Engine<'_> {
             }
             if let Some(Reverse((vfinish, ..))) = class.heap.peek() {
                 let dt = ((vfinish.0 - class.clock) / class.share).max(0.0);
-                let t = self.now + dt;
+                let t = self.now.max(self.frozen_until) + dt;
                 if best.is_none_or(|(bt, _)| t < bt) {
                     best = Some((t, c));
                 }
@@ -267,14 +323,17 @@ impl Engine<'_> {
     }
 
     fn advance(&mut self, t: SimTime) {
-        let dt = t - self.now;
-        if dt > 0.0 {
+        // A stalled replica's requests make no progress until it resumes.
+        let dt = t - self.now.max(self.frozen_until);
+        if t > self.now && dt > 0.0 {
             for class in self.classes.iter_mut().filter(|c| c.threads > 0) {
                 let threads = class.busy;
                 class.clock += class.share * dt;
                 self.measured.thread_time += threads * dt;
                 self.measured.cpu_time += threads * class.share * dt;
             }
+        }
+        if t > self.now {
             self.now = t;
         }
     }
@@ -300,7 +359,12 @@ impl Engine<'_> {
         match event {
             Event::DelayedStart(id) => {
                 self.delayed -= 1;
-                self.start(id, false);
+                if self.reqs[id].state == State::Cancelled {
+                    self.reqs[id].state = State::Done;
+                    self.free.push(id);
+                } else {
+                    self.start(id, false);
+                }
             }
             Event::Check(id, version, tick) => {
                 let r = &self.reqs[id];
@@ -311,9 +375,8 @@ impl Engine<'_> {
         }
     }
 
-    /// Draws the demand of request `index`, arriving at `arrival`, and gives it a slot.
-    fn admit_slot(&mut self, index: usize, arrival: SimTime) -> usize {
-        let d = self.cfg.demand.sample(&mut self.demand_rng);
+    /// Gives request `index`, arriving at `arrival` with demand `d`, a slot.
+    fn admit_slot(&mut self, index: usize, arrival: SimTime, d: RequestDemand) -> usize {
         let id = self.free.pop().unwrap_or_else(|| {
             self.reqs.push(Req {
                 index: 0,
@@ -561,10 +624,17 @@ impl Engine<'_> {
         self.advance(t);
         let Reverse((_, id, _)) = self.classes[class].heap.pop().expect("peeked");
         let id = id as usize;
+        self.reqs[id].finish = self.now;
+        self.stop_running(id);
+        self.record(id);
+        self.vacate(id);
+    }
+
+    /// Takes running request `id` off the cores and out of the system.
+    fn stop_running(&mut self, id: usize) {
         self.release(id);
         let r = &mut self.reqs[id];
         r.state = State::Done;
-        r.finish = self.now;
         r.version = r.version.wrapping_add(1);
         let slot = r.slot;
         self.running.swap_remove(slot);
@@ -573,7 +643,10 @@ impl Engine<'_> {
             self.reqs[moved].slot = slot;
         }
         self.load -= 1;
-        self.record(id);
+    }
+
+    /// Frees the slot of request `id`, which has left, and gives its place to others.
+    fn vacate(&mut self, id: usize) {
         self.free.push(id);
         if self.reqs[id].boosted {
             self.fill_boost();
@@ -616,6 +689,10 @@ impl Engine<'_> {
     /// Files a completed request's measurements.
     fn record(&mut self, id: usize) {
         let r = &self.reqs[id];
+        if let Some(finished) = self.finished.as_mut() {
+            finished.push((r.index, r.finish));
+            return;
+        }
         let mean_degree = if r.finish > r.start {
             r.degree_time / (r.finish - r.start)
         } else {

@@ -50,6 +50,7 @@
 mod config;
 mod cpu;
 mod engine;
+mod fanout;
 mod fast;
 mod hetero;
 mod measure;
@@ -61,6 +62,7 @@ mod time;
 
 pub use config::{SimConfig, SimError};
 pub use engine::simulate;
+pub use fanout::{simulate_fanout, FanoutConfig, FanoutOutput, Select, ShardRecord};
 pub use hetero::{simulate_hetero, HeteroSimConfig};
 pub use pool::{simulate_pool, PoolSimConfig, UnitRequest};
 pub use report::{write_records, write_trace, RequestRecord, SimOutput, TracePoint};

@@ -125,6 +125,10 @@ pub(crate) fn summarize(cfg: &SimConfig, m: &mut Measurements) -> RunSummary {
         migrations_per_request: None,
         epochs: Vec::new(),
         host: None,
+        shards: None,
+        replicas: None,
+        reissue: None,
+        reissue_rate: None,
         phases: match &cfg.arrivals {
             Arrivals::Phases(phases) => phase_stats(phases, &m.latencies),
             _ => Vec::new(),

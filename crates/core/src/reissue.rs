@@ -1,0 +1,160 @@
+//! Reissue policies for fanned-out shard requests, and the replica stalls they are
+//! meant to escape: the decision rules shared by the fan-out simulator and the live
+//! front end.
+//!
+//! A shard request that has not answered after a delay may be sent again to another
+//! replica of its shard: never (`none`), always at delay d (`single-d:D`, SingleD), with
+//! probability q at delay d (`single-r:D:Q`, SingleR: Kaler, He and Elnikety, "Optimal
+//! Reissue Policies for Reducing Tail Latency", SPAA 2017, prove a single randomized
+//! reissue optimal within their model), or after the P-th percentile of recent latencies
+//! (`hedge:P`, the hedged requests of Dean and Barroso, "The Tail at Scale", CACM 2013).
+
+use crate::error::SpecError;
+
+/// The most a reissue delay or a stall may last, in ms: a day.
+const MAX_MS: f64 = 86_400_000.0;
+
+/// When a shard request is sent a second time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Reissue {
+    /// Never.
+    None,
+    /// SingleD: always, after `d_ms` without an answer.
+    SingleD {
+        /// The delay.
+        d_ms: f64,
+    },
+    /// SingleR: with probability `q`, after `d_ms` without an answer.
+    SingleR {
+        /// The delay.
+        d_ms: f64,
+        /// The probability, drawn once per shard request when it is sent.
+        q: f64,
+    },
+    /// Dean's hedged request: after the `percentile`-th percentile of the last
+    /// [`HEDGE_WINDOW`] shard latencies, once [`HEDGE_MIN_SAMPLES`] are known.
+    Hedge {
+        /// In (0, 100).
+        percentile: f64,
+    },
+}
+
+/// The shard latencies a hedging front end remembers.
+pub const HEDGE_WINDOW: usize = 1000;
+/// The latencies a hedging front end needs before it hedges.
+pub const HEDGE_MIN_SAMPLES: usize = 100;
+
+impl Reissue {
+    /// Parses `none`, `single-d:D_MS`, `single-r:D_MS:Q` or `hedge:PERCENTILE`.
+    pub fn parse(text: &str) -> Result<Reissue, SpecError> {
+        let bad = |reason: &str| SpecError::syntax("reissue", text, reason);
+        let forms = "expected none, single-d:D_MS, single-r:D_MS:Q or hedge:PERCENTILE";
+        let ms = |t: &str| match t.parse::<f64>() {
+            Ok(v) if v.is_finite() && (0.0..=MAX_MS).contains(&v) => Ok(v),
+            _ => Err(bad(
+                "the delay D_MS must be a number of ms from 0 to 86400000",
+            )),
+        };
+        let parts: Vec<&str> = text.split(':').collect();
+        match parts.as_slice() {
+            ["none"] => Ok(Reissue::None),
+            ["single-d", d] => Ok(Reissue::SingleD { d_ms: ms(d)? }),
+            ["single-r", d, q] => match q.parse::<f64>() {
+                Ok(q) if (0.0..=1.0).contains(&q) => Ok(Reissue::SingleR { d_ms: ms(d)?, q }),
+                _ => Err(bad("the probability Q must be a number from 0 to 1")),
+            },
+            ["hedge", p] => match p.parse::<f64>() {
+                Ok(p) if p > 0.0 && p < 100.0 => Ok(Reissue::Hedge { percentile: p }),
+                _ => Err(bad("the PERCENTILE must be a number above 0 and below 100")),
+            },
+            _ => Err(bad(forms)),
+        }
+    }
+
+    /// The policy's name in the syntax `parse` reads.
+    pub fn name(&self) -> String {
+        match self {
+            Reissue::None => "none".into(),
+            Reissue::SingleD { d_ms } => format!("single-d:{d_ms}"),
+            Reissue::SingleR { d_ms, q } => format!("single-r:{d_ms}:{q}"),
+            Reissue::Hedge { percentile } => format!("hedge:{percentile}"),
+        }
+    }
+}
+
+/// Replicas that stall at random: stall starts a Poisson process of `rate_per_s` per
+/// replica, each stall `length_ms` long.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Noise {
+    /// Stalls per second per replica.
+    pub rate_per_s: f64,
+    /// How long each lasts.
+    pub length_ms: f64,
+}
+
+impl Noise {
+    /// Parses `RATE_PER_S:LENGTH_MS`.
+    pub fn parse(text: &str) -> Result<Noise, SpecError> {
+        let bad = |reason: &str| SpecError::syntax("noise", text, reason);
+        let (rate, length) = text
+            .split_once(':')
+            .ok_or_else(|| bad("expected RATE_PER_S:LENGTH_MS"))?;
+        let rate_per_s = rate
+            .parse::<f64>()
+            .ok()
+            .filter(|r| r.is_finite() && (0.0..=1e6).contains(r))
+            .ok_or_else(|| bad("the RATE_PER_S must be a number from 0 to 1000000"))?;
+        let length_ms = length
+            .parse::<f64>()
+            .ok()
+            .filter(|l| l.is_finite() && *l > 0.0 && *l <= MAX_MS)
+            .ok_or_else(|| bad("the LENGTH_MS must be a number above 0 and at most 86400000"))?;
+        Ok(Noise {
+            rate_per_s,
+            length_ms,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policies_parse_and_print_back() {
+        for text in ["none", "single-d:12.5", "single-r:3:0.25", "hedge:95"] {
+            assert_eq!(Reissue::parse(text).unwrap().name(), text);
+        }
+        assert_eq!(
+            Reissue::parse("single-r:3:0.25").unwrap(),
+            Reissue::SingleR { d_ms: 3.0, q: 0.25 }
+        );
+        for bad in [
+            "",
+            "single-d",
+            "single-d:-1",
+            "single-r:3",
+            "single-r:3:1.5",
+            "hedge:100",
+            "hedge:0",
+            "sometimes",
+        ] {
+            let err = Reissue::parse(bad).unwrap_err().to_string();
+            assert!(err.contains("reissue"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn noise_parses_a_rate_and_a_length() {
+        assert_eq!(
+            Noise::parse("2:50").unwrap(),
+            Noise {
+                rate_per_s: 2.0,
+                length_ms: 50.0
+            }
+        );
+        for bad in ["2", "x:50", "2:0", "-1:5", "2:1e300"] {
+            assert!(Noise::parse(bad).is_err(), "{bad}");
+        }
+    }
+}
