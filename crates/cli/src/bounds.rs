@@ -45,6 +45,10 @@ pub(crate) const BODY_BYTES: Count = Count::new(1, 16 << 20, "bytes");
 pub(crate) const SEEDS: Count = Count::new(1, 10_000, "seeds");
 /// Index segments.
 pub(crate) const SEGMENTS: Count = Count::new(1, 1024, "segments");
+/// Shards of a fan-out.
+pub(crate) const SHARDS: Count = Count::new(1, 10_000, "shards");
+/// Replicas of each shard.
+pub(crate) const REPLICAS: Count = Count::new(1, 100, "replicas");
 /// Other counts: repetitions, rounds, bins, samples, loads, queries, segments.
 pub(crate) const COUNT: Count = Count::new(1, 10_000_000, "a count");
 

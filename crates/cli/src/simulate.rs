@@ -7,12 +7,13 @@ use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use rayon::prelude::*;
 use tailor_core::{
-    Arrivals, CoreSet, Demand, DemandModel, Dissolve, HeteroPolicy, RunSummary, Speedup,
-    StealPolicy, Tables, HETERO_POLICY_FORMS,
+    Arrivals, CoreSet, Demand, DemandModel, Dissolve, HeteroPolicy, Noise, Reissue, RunSummary,
+    Speedup, StealPolicy, Tables, HETERO_POLICY_FORMS,
 };
 use tailor_sim::{
-    simulate, simulate_hetero, simulate_steal, write_records, write_trace, HeteroSimConfig,
-    SimConfig, StealSimConfig,
+    simulate, simulate_fanout, simulate_hetero, simulate_steal, write_records, write_shard_records,
+    write_trace, FanoutConfig, HeteroSimConfig, Select, ShardRecord, SimConfig, SimOutput,
+    StealSimConfig,
 };
 
 use crate::bounds;
@@ -109,6 +110,69 @@ pub(crate) struct SimulateArgs {
     /// end.
     #[arg(long, default_value = "prompt", value_parser = parse_dissolve)]
     dissolve: Dissolve,
+    #[command(flatten)]
+    fanout: FanoutArgs,
+}
+
+/// Fan-out over replicated shards (issue #24): thread-pool policies only.
+#[derive(Debug, Args)]
+pub(crate) struct FanoutArgs {
+    /// Fan each query out to S shards (one request per shard, each drawing its own work
+    /// from DEMAND); the query answers when every shard has. --rps and --requests are
+    /// then queries.
+    #[arg(long, value_parser = bounds::SHARDS)]
+    shards: Option<usize>,
+    /// Replicas of each shard, each a server of --cores cores running --policy.
+    #[arg(long, value_parser = bounds::REPLICAS, default_value_t = 1, requires = "shards")]
+    replicas: usize,
+    /// When a shard request is sent again to another replica: none, single-d:D_MS,
+    /// single-r:D_MS:Q (SingleR: with probability Q after D_MS), hedge:PERCENTILE (after
+    /// that percentile of the last 1,000 shard latencies).
+    #[arg(long, default_value = "none", value_parser = parse_reissue, requires = "shards")]
+    reissue: Reissue,
+    /// Replica stalls: RATE_PER_S:LENGTH_MS (stall starts a Poisson process per replica).
+    #[arg(long, value_parser = parse_noise, requires = "shards")]
+    noise: Option<Noise>,
+    /// How the front end picks a shard's replica.
+    #[arg(long, value_enum, default_value_t = Pick::Random, requires = "shards")]
+    select: Pick,
+    /// Let the losing copy of a reissued request run to its end instead of cancelling it.
+    #[arg(long, requires = "shards")]
+    no_cancel: bool,
+}
+
+/// `--select`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Pick {
+    /// Uniformly at random.
+    Random,
+    /// The fewest requests outstanding from the front end.
+    LeastLoaded,
+}
+
+fn parse_reissue(text: &str) -> Result<Reissue, String> {
+    Reissue::parse(text).map_err(|e| e.to_string())
+}
+
+fn parse_noise(text: &str) -> Result<Noise, String> {
+    Noise::parse(text).map_err(|e| e.to_string())
+}
+
+impl FanoutArgs {
+    /// The fan-out of `server`, if asked for.
+    fn config(&self, server: SimConfig) -> Option<FanoutConfig> {
+        let shards = self.shards?;
+        let mut cfg = FanoutConfig::new(server, shards, self.replicas);
+        cfg.reissue = self.reissue;
+        cfg.noise = self.noise;
+        cfg.select = match self.select {
+            Pick::Random => Select::Random,
+            Pick::LeastLoaded => Select::LeastLoaded,
+        };
+        cfg.cancel = !self.no_cancel;
+        cfg.records = cfg.server.records;
+        Some(cfg)
+    }
 }
 
 /// Parses `--dissolve`.
@@ -161,6 +225,7 @@ enum Family {
     Threads,
     Steal(StealPolicy),
     Hetero(HeteroPolicy),
+    Fanout,
 }
 
 fn policy_name(p: &AnyPolicy) -> String {
@@ -231,8 +296,16 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
         let family = match (policy, steal) {
             (AnyPolicy::Hetero(h), _) => Family::Hetero(h.clone()),
             (_, Some(s)) => Family::Steal(s),
+            (_, None) if args.fanout.shards.is_some() => Family::Fanout,
             (_, None) => Family::Threads,
         };
+        if args.fanout.shards.is_some() && !matches!(family, Family::Fanout) {
+            bail!(
+                "--shards: the fan-out runs thread-pool policies (seq, fix, interval, rc, \
+                 adaptive, fm), not {}",
+                policy_name(policy)
+            );
+        }
         if !matches!(family, Family::Hetero(_)) {
             ensure_uniform(&core_set, &format!("--policy {}", policy_name(policy)))?;
         }
@@ -264,12 +337,15 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
     }
     for (cfg, family) in &configs {
         let name = match family {
-            Family::Threads => cfg.policy.name(),
+            Family::Threads | Family::Fanout => cfg.policy.name(),
             Family::Steal(p) => p.name().to_string(),
             Family::Hetero(p) => p.name(),
         };
-        cfg.validate()
-            .with_context(|| format!("{name} at {} rps", cfg.rps))?;
+        match args.fanout.config(cfg.clone()) {
+            Some(fanout) => fanout.validate(),
+            None => cfg.validate(),
+        }
+        .with_context(|| format!("{name} at {} rps", cfg.rps))?;
     }
     let single = configs.len() == 1;
     if !single && (args.records.is_some() || args.trace.is_some()) {
@@ -286,8 +362,19 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let outputs = configs
         .par_iter()
         .map(|(cfg, family)| {
+            let mut shard_records = Vec::new();
             let out = match family {
                 Family::Threads => simulate(cfg),
+                Family::Fanout => {
+                    simulate_fanout(&args.fanout.config(cfg.clone()).expect("fan-out")).map(|o| {
+                        shard_records = o.records;
+                        SimOutput {
+                            summary: o.summary,
+                            records: Vec::new(),
+                            trace: Vec::new(),
+                        }
+                    })
+                }
                 Family::Steal(policy) => simulate_steal(&StealSimConfig {
                     base: cfg.clone(),
                     policy: policy.clone(),
@@ -305,15 +392,18 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
             if show {
                 eprint!("\rsimulated {n} of {} runs", configs.len());
             }
-            out
+            out.map(|o| (o, shard_records))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let (outputs, shard_records): (Vec<SimOutput>, Vec<Vec<ShardRecord>>) =
+        outputs.into_iter().unzip();
     if show {
         eprintln!();
     }
     if let Some(path) = &args.records {
-        write_output(Some(path.as_path()), |w| {
-            write_records(&outputs[0].records, w)
+        write_output(Some(path.as_path()), |w| match args.fanout.shards {
+            Some(_) => write_shard_records(&shard_records[0], w),
+            None => write_records(&outputs[0].records, w),
         })?;
     }
     if let Some(path) = &args.trace {

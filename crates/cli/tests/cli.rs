@@ -450,6 +450,84 @@ fn simulate_refuses_bad_arguments_naming_them() {
     }
 }
 
+/// `simulate --shards S --replicas R` (shared/spec/cli.md, "Fan-out and reissue"): the
+/// summary adds `reissue_rate`, the records have a line per shard request, and fan-out
+/// settings without `--shards`, or with a work-stealing policy, are refused.
+#[test]
+fn simulate_fans_out_over_replicated_shards() {
+    let dir = scratch("fanout");
+    let records = dir.join("shards.csv");
+    let out = sim(&[
+        "seq",
+        "--shards",
+        "5",
+        "--replicas",
+        "2",
+        "--reissue",
+        "single-r:12:0.5",
+        "--noise",
+        "1:40",
+        "--records",
+        records.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let summary: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(summary["completed"], 4000);
+    assert_eq!(summary["shards"], 5);
+    assert_eq!(summary["replicas"], 2);
+    assert_eq!(summary["reissue"], "single-r:12:0.5");
+    let rate = summary["reissue_rate"].as_f64().unwrap();
+    assert!(rate > 0.0 && rate < 0.5, "{rate}");
+    let text = std::fs::read_to_string(&records).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    for column in ["query", "shard", "replica", "latency_ms", "reissued"] {
+        assert!(header.contains(&column), "{header:?} lacks {column}");
+    }
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 4000 * 5);
+    let reissued = header.iter().position(|c| *c == "reissued").unwrap();
+    let count = rows
+        .iter()
+        .filter(|r| r.split(',').nth(reissued) == Some("true"))
+        .count();
+    assert!((count as f64 / rows.len() as f64 - rate).abs() < 1e-9);
+    for (extra, needle) in [
+        (vec!["seq", "--reissue", "single-d:5"], "--shards"),
+        (vec!["steal-first", "--shards", "2"], "thread-pool policies"),
+        (
+            vec![
+                "seq",
+                "--shards",
+                "2",
+                "--replicas",
+                "1",
+                "--reissue",
+                "hedge:95",
+            ],
+            "2 replicas",
+        ),
+        (
+            vec![
+                "seq",
+                "--shards",
+                "2",
+                "--replicas",
+                "2",
+                "--reissue",
+                "single-r:5:2",
+            ],
+            "from 0 to 1",
+        ),
+        (vec!["seq", "--shards", "0"], "--shards 0"),
+    ] {
+        let out = sim(&extra);
+        assert!(!out.status.success(), "{extra:?} succeeded");
+        let msg = stderr(&out);
+        assert!(msg.contains(needle), "{extra:?}: {msg}");
+    }
+}
+
 #[test]
 fn plan_rc_finds_a_threshold_by_simulation() {
     let out = tailor(&[

@@ -563,3 +563,32 @@ impl<'c> Fanout<'c> {
         }
     }
 }
+
+/// Writes shard records as CSV: one line per shard request, by query then shard.
+pub fn write_shard_records(
+    records: &[ShardRecord],
+    mut out: impl std::io::Write,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "query,shard,replica,arrival_ms,latency_ms,primary_ms,reissued,reissued_to,reissue_won,work_ms"
+    )?;
+    let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6}"));
+    for r in records {
+        writeln!(
+            out,
+            "{},{},{},{:.6},{:.6},{},{},{},{},{:.6}",
+            r.query,
+            r.shard,
+            r.replica,
+            r.arrival_ms,
+            r.latency_ms,
+            opt(r.primary_ms),
+            r.reissued_to.is_some(),
+            r.reissued_to.map_or(String::new(), |t| t.to_string()),
+            r.reissue_won,
+            r.work_ms
+        )?;
+    }
+    Ok(())
+}

@@ -38,6 +38,10 @@
 //! The executor-style peer (every request's units on one shared pool) runs on
 //! [`simulate_pool`] (`pool.rs`).
 //!
+//! Fan-out over replicated shards with reissue (S shards x R replicas, each replica the
+//! general engine running any thread-pool policy) runs on [`simulate_fanout`]
+//! (`fanout.rs`).
+//!
 //! Sequential requests on heterogeneous cores (`--cores COUNT@SPEED,...`: Adaptive
 //! Slow-to-Fast and its comparisons) run on [`simulate_hetero`] (`hetero.rs`).
 //!
@@ -62,7 +66,9 @@ mod time;
 
 pub use config::{SimConfig, SimError};
 pub use engine::simulate;
-pub use fanout::{simulate_fanout, FanoutConfig, FanoutOutput, Select, ShardRecord};
+pub use fanout::{
+    simulate_fanout, write_shard_records, FanoutConfig, FanoutOutput, Select, ShardRecord,
+};
 pub use hetero::{simulate_hetero, HeteroSimConfig};
 pub use pool::{simulate_pool, PoolSimConfig, UnitRequest};
 pub use report::{write_records, write_trace, RequestRecord, SimOutput, TracePoint};
