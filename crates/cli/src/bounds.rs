@@ -68,6 +68,8 @@ pub(crate) const SECONDS0: Real = Real::closed(0.0, 86_400.0, "seconds");
 pub(crate) const SPIN_RATE: Real = Real::open(0.0, 100_000.0, "iterations per microsecond");
 /// A fraction in (0, 1]: a percentile, a utilization.
 pub(crate) const FRACTION: Real = Real::open(0.0, 1.0, "a fraction");
+/// A percentile in (0, 100).
+pub(crate) const PERCENTILE: Real = Real::open(0.0, 99.9999, "a percentile");
 /// A fraction in [0, 1].
 pub(crate) const FRACTION0: Real = Real::closed(0.0, 1.0, "a fraction");
 /// A positive quantity such as a target parallelism or a capacity.

@@ -8,6 +8,7 @@ mod demo_report;
 mod emulate;
 mod plan;
 mod plan_eetl;
+mod plan_reissue;
 mod profile;
 mod progress;
 mod projection;

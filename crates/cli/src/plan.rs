@@ -41,6 +41,10 @@ pub(crate) enum PlanCommand {
     /// the low-load thresholds t* of Fig. 5.3, then one PI controller on the threshold
     /// scale z per load interval, identified and tuned on the simulator (docs/as2f.md).
     Eetl(crate::plan_eetl::EetlArgs),
+    /// Compute SingleR's reissue delay and probability for a fan-out from a shard log
+    /// under a reissue budget (Kaler, He and Elnikety, SPAA 2017): prints JSON with
+    /// `policy` (single-r:D_MS:Q), `d_ms` and `q`.
+    Reissue(crate::plan_reissue::ReissueArgs),
 }
 
 #[derive(Debug, Args)]
@@ -251,6 +255,7 @@ pub(crate) fn run(cmd: PlanCommand) -> anyhow::Result<()> {
         PlanCommand::Rc(args) => rc(args),
         PlanCommand::TailControl(args) => tail_control(args),
         PlanCommand::Eetl(args) => crate::plan_eetl::eetl(args),
+        PlanCommand::Reissue(args) => crate::plan_reissue::reissue(args),
     }
 }
 

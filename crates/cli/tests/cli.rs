@@ -2,33 +2,15 @@
 //! `profile generate` and `profile describe`, `serve` and `load`, and how each reports bad
 //! input.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn tailor(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tailor"))
-        .args(args)
-        .output()
-        .expect("the tailor binary runs")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8(out.stderr.clone()).unwrap()
-}
+use common::{scratch, sim, stderr, stdout, tailor};
 
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
-
-/// A scratch directory unique to one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tailor-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 const FIG5: [&str; 12] = [
@@ -316,27 +298,6 @@ fn profile_generate_rejects_a_bad_demand() {
 
 /// `tailor simulate` on 4 cores with exponential 10 ms work at 200 rps, unless `extra`
 /// gives `--cores` or `--rps` itself; `extra` starts with the policy.
-fn sim(extra: &[&str]) -> Output {
-    let mut args = vec![
-        "simulate",
-        "--demand",
-        "exp:10",
-        "--arrivals",
-        "poisson",
-        "--requests",
-        "4000",
-        "--seed",
-        "7",
-        "--policy",
-    ];
-    args.extend(extra);
-    for (flag, default) in [("--cores", "4"), ("--rps", "200")] {
-        if !extra.contains(&flag) {
-            args.extend([flag, default]);
-        }
-    }
-    tailor(&args)
-}
 
 #[test]
 fn simulate_prints_one_run_summary_with_the_spec_fields() {
@@ -447,84 +408,6 @@ fn simulate_refuses_bad_arguments_naming_them() {
         let msg = stderr(&out);
         assert!(msg.contains(needle), "{extra:?}: {msg}");
         assert!(!msg.contains("panicked"), "{msg}");
-    }
-}
-
-/// `simulate --shards S --replicas R` (shared/spec/cli.md, "Fan-out and reissue"): the
-/// summary adds `reissue_rate`, the records have a line per shard request, and fan-out
-/// settings without `--shards`, or with a work-stealing policy, are refused.
-#[test]
-fn simulate_fans_out_over_replicated_shards() {
-    let dir = scratch("fanout");
-    let records = dir.join("shards.csv");
-    let out = sim(&[
-        "seq",
-        "--shards",
-        "5",
-        "--replicas",
-        "2",
-        "--reissue",
-        "single-r:12:0.5",
-        "--noise",
-        "1:40",
-        "--records",
-        records.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let summary: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
-    assert_eq!(summary["completed"], 4000);
-    assert_eq!(summary["shards"], 5);
-    assert_eq!(summary["replicas"], 2);
-    assert_eq!(summary["reissue"], "single-r:12:0.5");
-    let rate = summary["reissue_rate"].as_f64().unwrap();
-    assert!(rate > 0.0 && rate < 0.5, "{rate}");
-    let text = std::fs::read_to_string(&records).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    for column in ["query", "shard", "replica", "latency_ms", "reissued"] {
-        assert!(header.contains(&column), "{header:?} lacks {column}");
-    }
-    let rows: Vec<&str> = lines.collect();
-    assert_eq!(rows.len(), 4000 * 5);
-    let reissued = header.iter().position(|c| *c == "reissued").unwrap();
-    let count = rows
-        .iter()
-        .filter(|r| r.split(',').nth(reissued) == Some("true"))
-        .count();
-    assert!((count as f64 / rows.len() as f64 - rate).abs() < 1e-9);
-    for (extra, needle) in [
-        (vec!["seq", "--reissue", "single-d:5"], "--shards"),
-        (vec!["steal-first", "--shards", "2"], "thread-pool policies"),
-        (
-            vec![
-                "seq",
-                "--shards",
-                "2",
-                "--replicas",
-                "1",
-                "--reissue",
-                "hedge:95",
-            ],
-            "2 replicas",
-        ),
-        (
-            vec![
-                "seq",
-                "--shards",
-                "2",
-                "--replicas",
-                "2",
-                "--reissue",
-                "single-r:5:2",
-            ],
-            "from 0 to 1",
-        ),
-        (vec!["seq", "--shards", "0"], "--shards 0"),
-    ] {
-        let out = sim(&extra);
-        assert!(!out.status.success(), "{extra:?} succeeded");
-        let msg = stderr(&out);
-        assert!(msg.contains(needle), "{extra:?}: {msg}");
     }
 }
 

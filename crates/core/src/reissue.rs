@@ -9,7 +9,10 @@
 //! reissue optimal within their model), or after the P-th percentile of recent latencies
 //! (`hedge:P`, the hedged requests of Dean and Barroso, "The Tail at Scale", CACM 2013).
 
-use crate::error::SpecError;
+use std::path::Path;
+
+use crate::csvfile::{read_text, CsvFile};
+use crate::error::{ReadError, ReadErrorKind, SpecError};
 
 /// The most a reissue delay or a stall may last, in ms: a day.
 const MAX_MS: f64 = 86_400_000.0;
@@ -116,6 +119,56 @@ impl Noise {
     }
 }
 
+/// A log of shard response times, as `tailor simulate --shards ... --records` writes it
+/// (or any CSV with `shard` and `latency_ms`, and optionally `primary_ms`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShardLog {
+    /// Each shard request's first copy's own response time in ms: `primary_ms` where
+    /// the file has it, else `latency_ms`; infinite where the first copy was cancelled
+    /// before it answered (an empty `primary_ms`: it took longer than its reissue).
+    pub primary_ms: Vec<f64>,
+    /// The shards, one more than the largest `shard`.
+    pub shards: usize,
+}
+
+impl ShardLog {
+    /// Reads a shard log.
+    pub fn read(path: &Path) -> Result<ShardLog, ReadError> {
+        let text = read_text(path)?;
+        ShardLog::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses shard-log CSV text; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<ShardLog, ReadError> {
+        let csv = CsvFile::parse(text, file)?;
+        let columns = csv.columns(|_| true)?;
+        let shard = csv.require(&columns, "shard")?;
+        let latency = csv.require(&columns, "latency_ms")?;
+        let primary = columns.get("primary_ms").copied();
+        let mut log = ShardLog {
+            primary_ms: Vec::with_capacity(csv.rows.len()),
+            shards: 0,
+        };
+        for (line, fields) in &csv.rows {
+            let s = csv.number(*line, "shard", &fields[shard])?;
+            if !(s >= 0.0 && s.fract() == 0.0 && s < 1e6) {
+                return Err(ReadError::new(
+                    csv.at(*line, "shard"),
+                    ReadErrorKind::Invalid(format!("a shard is a whole number from 0, found {s}")),
+                ));
+            }
+            log.shards = log.shards.max(s as usize + 1);
+            let x = match primary.map(|p| fields[p].trim()) {
+                Some("") => f64::INFINITY,
+                Some(text) => csv.positive_time(*line, "primary_ms", text)?,
+                None => csv.positive_time(*line, "latency_ms", &fields[latency])?,
+            };
+            log.primary_ms.push(x);
+        }
+        Ok(log)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,6 +194,28 @@ mod tests {
         ] {
             let err = Reissue::parse(bad).unwrap_err().to_string();
             assert!(err.contains("reissue"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn shard_logs_read_primaries_and_count_shards() {
+        let log = ShardLog::parse(
+            "query,shard,latency_ms,primary_ms\n1,0,2.5,2.5\n1,3,4,\n2,1,1,1\n",
+            "f",
+        )
+        .unwrap();
+        assert_eq!(log.shards, 4);
+        assert_eq!(log.primary_ms, vec![2.5, f64::INFINITY, 1.0]);
+        let plain = ShardLog::parse("shard,latency_ms\n0,3\n", "f").unwrap();
+        assert_eq!(plain.primary_ms, vec![3.0]);
+        for (bad, needle) in [
+            ("latency_ms\n3\n", "shard"),
+            ("shard,latency_ms\n-1,3\n", "f:2"),
+            ("shard,latency_ms\n0,0\n", "latency_ms"),
+            ("shard,latency_ms,primary_ms\n0,3,x\n", "primary_ms"),
+        ] {
+            let err = ShardLog::parse(bad, "f").unwrap_err().to_string();
+            assert!(err.contains(needle), "{bad:?}: {err}");
         }
     }
 

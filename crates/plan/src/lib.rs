@@ -1,5 +1,6 @@
 //! tailor's offline planners: the Few-to-Many interval table, tail-control's thresholds,
-//! the Adaptive and RC baselines, and EETL's low-load thresholds and controller tuning.
+//! the Adaptive and RC baselines, EETL's low-load thresholds and controller tuning, and
+//! SingleR's reissue delay and probability.
 //!
 //! Planners are pure computations from a workload description to a table in the file
 //! formats of shared/spec/formats.md; the simulator and the runtime read those tables.
@@ -8,6 +9,7 @@ mod adaptive;
 mod as2f;
 mod fm;
 mod rc;
+mod reissue;
 mod tail_control;
 
 pub use adaptive::{plan_adaptive, AdaptiveParams};
@@ -20,4 +22,7 @@ pub use fm::{
     Prediction, Progress, WaitModel, PARALLELISM_TOLERANCE,
 };
 pub use rc::{plan_rc, RcCandidate, RcPlan, RC_PLAN_KIND};
+pub use reissue::{
+    plan_reissue, plan_reissue_exhaustive, ReissueError, ReissueParams, ReissuePlan,
+};
 pub use tail_control::{plan_tail_control, TailControlError, TailControlParams};

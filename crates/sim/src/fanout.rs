@@ -547,11 +547,13 @@ impl<'c> Fanout<'c> {
     }
 
     fn output(mut self) -> FanoutOutput {
-        let cpu: f64 = self.replicas.iter().map(Replica::cpu_time).sum();
-        self.measured.cpu_time = cpu;
+        self.measured.cpu_time = self.replicas.iter().map(Replica::cpu_time).sum();
+        self.measured.thread_time = self.replicas.iter().map(Replica::thread_time).sum();
         let mut summary = finish(&self.cfg.server, self.measured, Vec::new()).summary;
         let servers = (self.cfg.shards * self.cfg.replicas) as f64;
+        // Per replica, as a single run reports them.
         summary.cpu_utilization /= servers;
+        summary.mean_threads /= servers;
         summary.reissue_rate = Some(self.reissued as f64 / self.shard_requests.max(1) as f64);
         summary.shards = Some(self.cfg.shards);
         summary.replicas = Some(self.cfg.replicas);

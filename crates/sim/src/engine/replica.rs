@@ -111,4 +111,9 @@ impl<'c> Replica<'c> {
     pub(crate) fn cpu_time(&self) -> f64 {
         self.engine.measured.cpu_time
     }
+
+    /// Thread time its requests have had, in thread x ms.
+    pub(crate) fn thread_time(&self) -> f64 {
+        self.engine.measured.thread_time
+    }
 }

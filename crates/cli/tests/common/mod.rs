@@ -1,0 +1,53 @@
+//! Helpers shared by the binary's end-to-end tests.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// Runs the `tailor` binary with `args`.
+pub(crate) fn tailor(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args(args)
+        .output()
+        .expect("the tailor binary runs")
+}
+
+pub(crate) fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+pub(crate) fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).unwrap()
+}
+
+/// A scratch directory unique to one test.
+pub(crate) fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tailor-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `tailor simulate` of exp:10 work, 4,000 Poisson requests, seed 7, on 4 cores at
+/// 200 rps unless `extra` sets them; `extra` starts with the policy.
+pub(crate) fn sim(extra: &[&str]) -> Output {
+    let mut args = vec![
+        "simulate",
+        "--demand",
+        "exp:10",
+        "--arrivals",
+        "poisson",
+        "--requests",
+        "4000",
+        "--seed",
+        "7",
+        "--policy",
+    ];
+    args.extend(extra);
+    for (flag, default) in [("--cores", "4"), ("--rps", "200")] {
+        if !extra.contains(&flag) {
+            args.extend([flag, default]);
+        }
+    }
+    tailor(&args)
+}

@@ -1,0 +1,152 @@
+//! End-to-end tests of fan-out over replicated shards (issue #24): `simulate --shards`
+//! and `plan reissue`, and how each reports bad input.
+
+mod common;
+
+use common::{scratch, sim, stderr, stdout, tailor};
+
+/// `simulate --shards S --replicas R` (shared/spec/cli.md, "Fan-out and reissue"): the
+/// summary adds `reissue_rate`, the records have a line per shard request, and fan-out
+/// settings without `--shards`, or with a work-stealing policy, are refused.
+#[test]
+fn simulate_fans_out_over_replicated_shards() {
+    let dir = scratch("fanout");
+    let records = dir.join("shards.csv");
+    let out = sim(&[
+        "seq",
+        "--shards",
+        "5",
+        "--replicas",
+        "2",
+        "--reissue",
+        "single-r:12:0.5",
+        "--noise",
+        "1:40",
+        "--records",
+        records.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let summary: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(summary["completed"], 4000);
+    assert_eq!(summary["shards"], 5);
+    assert_eq!(summary["replicas"], 2);
+    assert_eq!(summary["reissue"], "single-r:12:0.5");
+    let rate = summary["reissue_rate"].as_f64().unwrap();
+    assert!(rate > 0.0 && rate < 0.5, "{rate}");
+    let text = std::fs::read_to_string(&records).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    for column in ["query", "shard", "replica", "latency_ms", "reissued"] {
+        assert!(header.contains(&column), "{header:?} lacks {column}");
+    }
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 4000 * 5);
+    let reissued = header.iter().position(|c| *c == "reissued").unwrap();
+    let count = rows
+        .iter()
+        .filter(|r| r.split(',').nth(reissued) == Some("true"))
+        .count();
+    assert!((count as f64 / rows.len() as f64 - rate).abs() < 1e-9);
+    for (extra, needle) in [
+        (vec!["seq", "--reissue", "single-d:5"], "--shards"),
+        (vec!["steal-first", "--shards", "2"], "thread-pool policies"),
+        (
+            vec![
+                "seq",
+                "--shards",
+                "2",
+                "--replicas",
+                "1",
+                "--reissue",
+                "hedge:95",
+            ],
+            "2 replicas",
+        ),
+        (
+            vec![
+                "seq",
+                "--shards",
+                "2",
+                "--replicas",
+                "2",
+                "--reissue",
+                "single-r:5:2",
+            ],
+            "from 0 to 1",
+        ),
+        (vec!["seq", "--shards", "0"], "--shards 0"),
+    ] {
+        let out = sim(&extra);
+        assert!(!out.status.success(), "{extra:?} succeeded");
+        let msg = stderr(&out);
+        assert!(msg.contains(needle), "{extra:?}: {msg}");
+    }
+}
+
+/// `plan reissue --records FILE --budget B` reads a shard log and prints the SingleR
+/// policy string, which `simulate --reissue` takes back, within the budget.
+#[test]
+fn plan_reissue_prints_a_single_r_policy_within_the_budget() {
+    let dir = scratch("reissue");
+    let records = dir.join("log.csv");
+    let log = sim(&[
+        "seq",
+        "--shards",
+        "4",
+        "--replicas",
+        "2",
+        "--noise",
+        "2:60",
+        "--records",
+        records.to_str().unwrap(),
+    ]);
+    assert!(log.status.success(), "{}", stderr(&log));
+    let out = tailor(&[
+        "plan",
+        "reissue",
+        "--records",
+        records.to_str().unwrap(),
+        "--budget",
+        "0.05",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let policy = plan["policy"].as_str().unwrap();
+    assert!(policy.starts_with("single-r:"), "{plan}");
+    assert_eq!(plan["shards"], 4);
+    assert!(plan["q"].as_f64().unwrap() <= 1.0);
+    assert!(plan["predicted_reissue_rate"].as_f64().unwrap() <= 0.05 + 1e-12);
+    assert!(
+        plan["predicted_shard_ms"].as_f64().unwrap()
+            <= plan["no_reissue_shard_ms"].as_f64().unwrap()
+    );
+    let rerun = sim(&[
+        "seq",
+        "--shards",
+        "4",
+        "--replicas",
+        "2",
+        "--noise",
+        "2:60",
+        "--reissue",
+        policy,
+    ]);
+    assert!(rerun.status.success(), "{}", stderr(&rerun));
+    for (args, needle) in [
+        (vec!["--budget", "0.05"], "--records"),
+        (
+            vec!["--records", "/nonexistent.csv", "--budget", "0.05"],
+            "/nonexistent.csv",
+        ),
+        (
+            vec!["--records", records.to_str().unwrap(), "--budget", "2"],
+            "--budget 2",
+        ),
+    ] {
+        let mut all = vec!["plan", "reissue"];
+        all.extend(args.iter().copied());
+        let out = tailor(&all);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+    }
+}
