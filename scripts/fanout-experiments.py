@@ -85,10 +85,18 @@ def main():
         # The paper's iterative adaptation: plan again from a log under the plan.
         sim(common, rps, 1001, first["policy"], log)
         second = plan(log, args.budget, args.percentile)
+        # Hedging's rate drifts above 1 - P (the hedged answers it remembers are short),
+        # so at an equal budget its percentile is the lowest of 95, 95.5, ... that stays
+        # within the budget on the logging seed.
+        hedge = None
+        for p in (95, 95.5, 96, 96.5, 97, 97.5, 98, 98.5, 99):
+            hedge = f"hedge:{p:g}"
+            if sim(common, rps, 1001, hedge)["reissue_rate"] <= args.budget:
+                break
         policies = {
             "none": "none",
             "single-d": first["single_d"]["policy"] if first["single_d"] else "none",
-            "hedge": f"hedge:{100 * (1 - args.budget):g}",
+            "hedge": hedge,
             "single-r": second["policy"],
         }
         result = {"load": load, "rps": rps, "plan_first": first, "plan_second": second, "policies": policies}
@@ -102,7 +110,7 @@ def main():
             }
         r, d, h, n = (result[k]["p99"] for k in ("single-r", "single-d", "hedge", "none"))
         lines.append(f"{100 * load:>4.0f}% {rps:>7.1f} | {n:>8.2f} | {d:>8.2f} ({100 * result['single-d']['rate']:4.1f}%) {policies['single-d']:>0} | "
-                     f"{h:>8.2f} ({100 * result['hedge']['rate']:4.1f}%) | {r:>8.2f} ({100 * result['single-r']['rate']:4.1f}%) {policies['single-r']} | "
+                     f"{h:>8.2f} ({100 * result['hedge']['rate']:4.1f}%) {policies['hedge']} | {r:>8.2f} ({100 * result['single-r']['rate']:4.1f}%) {policies['single-r']} | "
                      f"{r / d:5.2f}x {r / h:5.2f}x {r / n:5.2f}x")
         print(lines[-1], flush=True)
         rows.append(result)
