@@ -29,7 +29,8 @@ pub(crate) fn reissue(args: ReissueArgs) -> anyhow::Result<()> {
     let log = ShardLog::read(&args.records)?;
     let shards = args.shards.unwrap_or(log.shards);
     let plan = plan_reissue(
-        &log.primary_ms,
+        &log.answered_ms,
+        &log.censored_ms,
         ReissueParams {
             budget: args.budget,
             percentile: args.percentile,
@@ -40,7 +41,6 @@ pub(crate) fn reissue(args: ReissueArgs) -> anyhow::Result<()> {
     // delay up (fewer requests are still out), the probability down.
     let d_ms = (plan.d_ms * 1e4).ceil() / 1e4;
     let q = (plan.q * 1e4).floor() / 1e4;
-    let censored = log.primary_ms.iter().filter(|v| v.is_infinite()).count();
     let out = json!({
         "kind": "reissue-plan",
         "policy": format!("single-r:{d_ms}:{q}"),
@@ -58,10 +58,11 @@ pub(crate) fn reissue(args: ReissueArgs) -> anyhow::Result<()> {
             "predicted_shard_ms": t,
         })),
         "no_reissue_shard_ms": plan.no_reissue_ms,
-        "samples": log.primary_ms.len(),
-        "censored": censored,
-        "model": "X and the reissue's Y i.i.d. from the log (the paper's simplified model); \
-                  query percentile k planned as the shards' k^(1/S)",
+        "samples": log.answered_ms.len() + log.censored_ms.len(),
+        "censored": log.censored_ms.len(),
+        "model": "X and the reissue's Y i.i.d. from the log (the paper's simplified model; \
+                  cancelled first copies by Kaplan-Meier); query percentile k planned as the \
+                  shards' k^(1/S)",
     });
     println!("{out}");
     Ok(())

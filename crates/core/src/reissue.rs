@@ -123,10 +123,12 @@ impl Noise {
 /// (or any CSV with `shard` and `latency_ms`, and optionally `primary_ms`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShardLog {
-    /// Each shard request's first copy's own response time in ms: `primary_ms` where
-    /// the file has it, else `latency_ms`; infinite where the first copy was cancelled
-    /// before it answered (an empty `primary_ms`: it took longer than its reissue).
-    pub primary_ms: Vec<f64>,
+    /// The first copies' own response times in ms, where they answered: `primary_ms`
+    /// where the file has it, else `latency_ms`.
+    pub answered_ms: Vec<f64>,
+    /// First copies cancelled before they answered (an empty `primary_ms`): each is
+    /// known only to exceed its request's `latency_ms`, when its reissue answered.
+    pub censored_ms: Vec<f64>,
     /// The shards, one more than the largest `shard`.
     pub shards: usize,
 }
@@ -146,7 +148,8 @@ impl ShardLog {
         let latency = csv.require(&columns, "latency_ms")?;
         let primary = columns.get("primary_ms").copied();
         let mut log = ShardLog {
-            primary_ms: Vec::with_capacity(csv.rows.len()),
+            answered_ms: Vec::with_capacity(csv.rows.len()),
+            censored_ms: Vec::new(),
             shards: 0,
         };
         for (line, fields) in &csv.rows {
@@ -158,12 +161,14 @@ impl ShardLog {
                 ));
             }
             log.shards = log.shards.max(s as usize + 1);
-            let x = match primary.map(|p| fields[p].trim()) {
-                Some("") => f64::INFINITY,
-                Some(text) => csv.positive_time(*line, "primary_ms", text)?,
-                None => csv.positive_time(*line, "latency_ms", &fields[latency])?,
-            };
-            log.primary_ms.push(x);
+            let latency = csv.positive_time(*line, "latency_ms", &fields[latency])?;
+            match primary.map(|p| fields[p].trim()) {
+                Some("") => log.censored_ms.push(latency),
+                Some(text) => log
+                    .answered_ms
+                    .push(csv.positive_time(*line, "primary_ms", text)?),
+                None => log.answered_ms.push(latency),
+            }
         }
         Ok(log)
     }
@@ -205,9 +210,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(log.shards, 4);
-        assert_eq!(log.primary_ms, vec![2.5, f64::INFINITY, 1.0]);
+        assert_eq!(log.answered_ms, vec![2.5, 1.0]);
+        assert_eq!(log.censored_ms, vec![4.0]);
         let plain = ShardLog::parse("shard,latency_ms\n0,3\n", "f").unwrap();
-        assert_eq!(plain.primary_ms, vec![3.0]);
+        assert_eq!(plain.answered_ms, vec![3.0]);
         for (bad, needle) in [
             ("latency_ms\n3\n", "shard"),
             ("shard,latency_ms\n-1,3\n", "f:2"),

@@ -31,9 +31,11 @@
 //!
 //! Load: reissues add work, so the response times under a plan differ from the log's.
 //! The paper iterates: run with the plan, log, re-plan. A log taken under a reissue
-//! policy has first copies that were cancelled when their reissue won; their X is only
-//! known to exceed the reissue's answer, and is counted here as never answering (the
-//! conservative side).
+//! policy has first copies that were cancelled when their reissue won: their X is only
+//! known to exceed the time the reissue answered (right-censored). The distribution is
+//! then the Kaplan-Meier estimate (Kaplan and Meier, JASA 1958), computed by
+//! redistributing each censored sample's weight equally over the samples after it
+//! (Efron 1967); weight left after the last answered sample never answers.
 
 /// What to plan for.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -88,24 +90,50 @@ pub enum ReissueError {
     },
 }
 
-/// The log's empirical distribution, sorted, with its tail and CDF by counting.
-struct Empirical<'a> {
-    x: &'a [f64],
+/// The first copies' response-time distribution: the answered times sorted, their
+/// cumulative Kaplan-Meier weights (`cum[i]`: the weight of the first i), and by
+/// difference the weight that never answers.
+pub(crate) struct Empirical {
+    x: Vec<f64>,
+    cum: Vec<f64>,
 }
 
-impl Empirical<'_> {
-    fn n(&self) -> f64 {
-        self.x.len() as f64
+impl Empirical {
+    /// The Kaplan-Meier estimate from answered and right-censored times: each censored
+    /// sample's weight goes equally to the samples after it (answered before censored
+    /// at equal times).
+    pub(crate) fn kaplan_meier(answered: &[f64], censored: &[f64]) -> Empirical {
+        let mut all: Vec<(f64, bool)> = answered
+            .iter()
+            .map(|&t| (t, false))
+            .chain(censored.iter().map(|&t| (t, true)))
+            .collect();
+        all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let n = all.len();
+        let mut weight = 1.0 / n as f64;
+        let (mut x, mut cum) = (Vec::with_capacity(answered.len()), vec![0.0]);
+        for (j, &(t, is_censored)) in all.iter().enumerate() {
+            if is_censored {
+                let after = n - j - 1;
+                if after > 0 {
+                    weight += weight / after as f64;
+                }
+            } else {
+                x.push(t);
+                cum.push(cum[cum.len() - 1] + weight);
+            }
+        }
+        Empirical { x, cum }
     }
 
-    /// Samples <= v.
-    fn at_most(&self, v: f64) -> usize {
-        self.x.partition_point(|&s| s <= v)
+    /// The weight of the samples <= v: F(v).
+    fn at_most(&self, v: f64) -> f64 {
+        self.cum[self.x.partition_point(|&s| s <= v)]
     }
 
-    /// S(v) = P(X > v).
+    /// S(v) = P(X > v), never-answering weight included.
     fn tail(&self, v: f64) -> f64 {
-        (self.x.len() - self.at_most(v)) as f64 / self.n()
+        (1.0 - self.at_most(v)).max(0.0)
     }
 
     /// The least P(late at t) over the candidate delays, and the (d, q) giving it; only
@@ -116,21 +144,21 @@ impl Empirical<'_> {
         let mut best: Option<(f64, f64, f64)> = None;
         // Candidate d = 0, then each distinct sample d <= t; `at_most_d` counts samples
         // <= d, rising with it, and `below` those <= t - d, falling.
-        let mut below = self.at_most(t);
+        let mut below = self.x.partition_point(|&s| s <= t);
         let mut at_most_d = 0;
         let mut d = 0.0;
         loop {
             while at_most_d < n && self.x[at_most_d] <= d {
                 at_most_d += 1;
             }
-            let tail_d = (n - at_most_d) as f64 / self.n();
-            if tail_d > 0.0 {
+            let tail_d = (1.0 - self.cum[at_most_d]).max(0.0);
+            if tail_d > 1e-15 {
                 let q = (budget / tail_d).min(1.0);
                 if !single_d || q >= 1.0 {
                     while below > 0 && self.x[below - 1] > t - d {
                         below -= 1;
                     }
-                    let late = s_t * (1.0 - q * below as f64 / self.n());
+                    let late = s_t * (1.0 - q * self.cum[below]);
                     if best.is_none_or(|(l, ..)| late < l) {
                         best = Some((late, d, q));
                     }
@@ -138,7 +166,7 @@ impl Empirical<'_> {
             }
             // The next distinct sample above d.
             match self.x.get(at_most_d) {
-                Some(&next) if next <= t && next.is_finite() => d = next,
+                Some(&next) if next <= t => d = next,
                 _ => break,
             }
         }
@@ -146,21 +174,20 @@ impl Empirical<'_> {
     }
 }
 
-/// Plans SingleR for `params` from first-copy response times `primary_ms` (infinite
-/// for a copy that never answered).
+/// Plans SingleR for `params` from the first copies' response times: `answered_ms`,
+/// and `censored_ms` for copies cancelled before they answered (each known only to
+/// exceed its time).
 pub fn plan_reissue(
-    primary_ms: &[f64],
+    answered_ms: &[f64],
+    censored_ms: &[f64],
     params: ReissueParams,
 ) -> Result<ReissuePlan, ReissueError> {
-    let k = check(primary_ms, params)?;
-    let mut x = primary_ms.to_vec();
-    x.sort_by(f64::total_cmp);
-    let e = Empirical { x: &x };
+    let k = check(answered_ms, censored_ms, params)?;
+    let e = Empirical::kaplan_meier(answered_ms, censored_ms);
     // A hair of slack, so that a late fraction equal to the allowed one in exact
     // arithmetic is not refused for a rounding error.
     let allowed = 1.0 - k + 1e-12;
-    let finite = x.iter().filter(|v| v.is_finite()).count();
-    let top = x[..finite].last().copied().unwrap_or(0.0);
+    let top = e.x.last().copied().unwrap_or(0.0);
     let no_reissue_ms = (e.tail(top) <= allowed).then(|| least_t(top, |t| e.tail(t) <= allowed));
     let feasible = |t: f64, single_d: bool| {
         e.best_at(t, params.budget, single_d)
@@ -171,8 +198,8 @@ pub fn plan_reissue(
     let hi = 2.0 * top + 1.0;
     if !feasible(hi, false) {
         return Err(ReissueError::TooCensored {
-            censored: x.len() - finite,
-            samples: x.len(),
+            censored: censored_ms.len(),
+            samples: answered_ms.len() + censored_ms.len(),
             percentile: 100.0 * k,
         });
     }
@@ -185,10 +212,7 @@ pub fn plan_reissue(
     // SingleD: q = 1, so d at least the budget's quantile (the least sample with
     // S(d) <= B). Where no such d at or below the target helps, the target is the plain
     // percentile, which SingleD at that least d keeps.
-    let least_d = x[..finite]
-        .iter()
-        .copied()
-        .find(|&d| e.tail(d) <= params.budget);
+    let least_d = e.x.iter().copied().find(|&d| e.tail(d) <= params.budget);
     let single_d = least_d.map(|least_d| {
         let t = least_t(hi, |t| feasible(t, true));
         let d = e
@@ -209,7 +233,7 @@ pub fn plan_reissue(
 }
 
 /// The shard-level quantile k, after checking the parameters and the log.
-fn check(primary_ms: &[f64], params: ReissueParams) -> Result<f64, ReissueError> {
+fn check(answered: &[f64], censored: &[f64], params: ReissueParams) -> Result<f64, ReissueError> {
     let bad = |m: String| Err(ReissueError::BadParameter(m));
     if !(0.0..=1.0).contains(&params.budget) {
         return bad(format!(
@@ -226,11 +250,17 @@ fn check(primary_ms: &[f64], params: ReissueParams) -> Result<f64, ReissueError>
     if params.shards == 0 {
         return bad("the log names no shard".into());
     }
-    if primary_ms.is_empty() {
-        return bad("the log has no response times".into());
+    if answered.is_empty() {
+        return bad("the log has no answered first copy".into());
     }
-    if let Some(v) = primary_ms.iter().find(|v| v.is_nan() || **v <= 0.0) {
-        return bad(format!("response times must be positive, found {v}"));
+    if let Some(v) = answered
+        .iter()
+        .chain(censored)
+        .find(|v| !v.is_finite() || **v <= 0.0)
+    {
+        return bad(format!(
+            "response times must be positive and finite, found {v}"
+        ));
     }
     Ok((params.percentile / 100.0).powf(1.0 / params.shards as f64))
 }
@@ -254,42 +284,45 @@ fn least_t(hi: f64, ok: impl Fn(f64) -> bool) -> f64 {
 }
 
 /// The exhaustive oracle for small logs: every candidate t (each sample, and each
-/// sample plus each candidate delay) in increasing order, every candidate d, every
-/// probability the budget allows; the least feasible t. For tests.
+/// sample plus each candidate delay) in increasing order, every candidate d, the
+/// probability the budget allows; the least feasible t, on the same Kaplan-Meier
+/// distribution. For tests.
 pub fn plan_reissue_exhaustive(
-    primary_ms: &[f64],
+    answered_ms: &[f64],
+    censored_ms: &[f64],
     params: ReissueParams,
 ) -> Result<f64, ReissueError> {
-    let k = check(primary_ms, params)?;
-    let n = primary_ms.len() as f64;
-    let tail = |v: f64| primary_ms.iter().filter(|&&x| x > v).count() as f64 / n;
-    let cdf = |v: f64| primary_ms.iter().filter(|&&x| x <= v).count() as f64 / n;
-    let finite: Vec<f64> = primary_ms
-        .iter()
-        .copied()
-        .filter(|v| v.is_finite())
-        .collect();
-    let delays: Vec<f64> = std::iter::once(0.0).chain(finite.iter().copied()).collect();
-    let mut candidates: Vec<f64> = std::iter::once(0.0).chain(finite.iter().copied()).collect();
+    let k = check(answered_ms, censored_ms, params)?;
+    let e = Empirical::kaplan_meier(answered_ms, censored_ms);
+    let weight = |i: usize| e.cum[i + 1] - e.cum[i];
+    let cdf = |v: f64| {
+        (0..e.x.len())
+            .filter(|&i| e.x[i] <= v)
+            .map(weight)
+            .sum::<f64>()
+    };
+    let tail = |v: f64| (1.0 - cdf(v)).max(0.0);
+    let delays: Vec<f64> = std::iter::once(0.0).chain(e.x.iter().copied()).collect();
+    let mut candidates = delays.clone();
     for &d in &delays {
-        candidates.extend(finite.iter().map(|&y| d + y));
+        candidates.extend(e.x.iter().map(|&y| d + y));
     }
     candidates.sort_by(f64::total_cmp);
     for t in candidates {
         let mut late = tail(t);
         for &d in delays.iter().filter(|&&d| d <= t) {
-            if tail(d) > 0.0 {
+            if tail(d) > 1e-15 {
                 let q = (params.budget / tail(d)).min(1.0);
                 late = late.min(tail(t) * (1.0 - q * cdf(t - d)));
             }
         }
-        if late <= 1.0 - k + 1e-12 {
+        if late <= 1.0 - k + 1e-9 {
             return Ok(t);
         }
     }
     Err(ReissueError::TooCensored {
-        censored: primary_ms.len() - finite.len(),
-        samples: primary_ms.len(),
+        censored: censored_ms.len(),
+        samples: answered_ms.len() + censored_ms.len(),
         percentile: 100.0 * k,
     })
 }
@@ -309,7 +342,7 @@ mod tests {
     #[test]
     fn no_budget_gives_the_plain_percentile() {
         let x: Vec<f64> = (1..=100).map(f64::from).collect();
-        let plan = plan_reissue(&x, params(0.0, 90.0)).unwrap();
+        let plan = plan_reissue(&x, &[], params(0.0, 90.0)).unwrap();
         assert!(
             (plan.no_reissue_ms.unwrap() - 90.0).abs() < 1e-3,
             "{plan:?}"
@@ -326,7 +359,7 @@ mod tests {
         for v in x.iter_mut().step_by(25) {
             *v += 20.0;
         }
-        let plan = plan_reissue(&x, params(0.035, 99.0)).unwrap();
+        let plan = plan_reissue(&x, &[], params(0.035, 99.0)).unwrap();
         assert!(plan.no_reissue_ms.unwrap() > 20.0);
         assert!(plan.predicted_ms < 3.5, "{plan:?}");
         assert!(plan.q < 1.0 && plan.d_ms < 2.0, "{plan:?}");
@@ -340,7 +373,7 @@ mod tests {
         let x: Vec<f64> = (1..=1000).map(f64::from).collect();
         let mut p = params(0.0, 99.0);
         p.shards = 10;
-        let plan = plan_reissue(&x, p).unwrap();
+        let plan = plan_reissue(&x, &[], p).unwrap();
         assert!((plan.shard_percentile - 100.0 * 0.99f64.powf(0.1)).abs() < 1e-9);
         assert!(plan.no_reissue_ms.unwrap() > 998.0);
     }
@@ -352,16 +385,31 @@ mod tests {
             (vec![1.0], params(0.05, 100.0)),
             (vec![], params(0.05, 99.0)),
             (vec![0.0], params(0.05, 99.0)),
+            (vec![f64::INFINITY], params(0.05, 99.0)),
         ] {
             assert!(matches!(
-                plan_reissue(&x, p),
+                plan_reissue(&x, &[], p),
                 Err(ReissueError::BadParameter(_))
             ));
         }
-        let censored = vec![f64::INFINITY; 10];
+        // Nine of ten never answer, after the only answer: no reissue can meet p99.
         assert!(matches!(
-            plan_reissue(&censored, params(0.05, 99.0)),
+            plan_reissue(&[1.0], &[2.0; 9], params(0.05, 99.0)),
             Err(ReissueError::TooCensored { .. })
         ));
+    }
+
+    #[test]
+    fn censored_weight_moves_to_the_later_samples() {
+        let e = Empirical::kaplan_meier(&[1.0, 3.0], &[2.0]);
+        assert_eq!(e.x, vec![1.0, 3.0]);
+        assert!((e.cum[1] - 1.0 / 3.0).abs() < 1e-12 && (e.cum[2] - 1.0).abs() < 1e-12);
+        // Censored last: its weight never answers.
+        let e = Empirical::kaplan_meier(&[1.0], &[2.0]);
+        assert!((e.tail(5.0) - 0.5).abs() < 1e-12);
+        // Censored at an answered time counts after it.
+        let e = Empirical::kaplan_meier(&[1.0, 2.0], &[1.0]);
+        assert!((e.cum[1] - 1.0 / 3.0).abs() < 1e-12);
+        assert!((e.tail(1.5) - 2.0 / 3.0).abs() < 1e-12);
     }
 }
