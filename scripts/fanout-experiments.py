@@ -100,7 +100,9 @@ def main():
                 break
         policies = {
             "none": "none",
-            "single-d": first["single_d"]["policy"] if first["single_d"] else "none",
+            # SingleD from the same iterated plan as SingleR, so both are fitted to the
+            # load their reissues add (with the first plan's it underspends).
+            "single-d": second["single_d"]["policy"] if second["single_d"] else "none",
             "hedge": hedge,
             "single-r": second["policy"],
         }
