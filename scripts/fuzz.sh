@@ -26,7 +26,7 @@ run() {
   fi
 }
 echo "fuzzing, $CASES inputs per target, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores"
-for t in profile_csv distribution_csv trace_csv table_json spec_strings; do
+for t in profile_csv distribution_csv trace_csv shard_log_csv table_json spec_strings; do
   run tailor-core "$t"
 done
 run tailor-server search_parameters

@@ -1,6 +1,6 @@
-//! Fuzzing of every parser of user input, driven by proptest: profile, distribution and
-//! trace CSV, the three table JSON formats, the controller plan, and the DEMAND, SPEEDUP,
-//! ARRIVALS, POLICY and cores strings. Each must answer `Ok` or an error, never panic,
+//! Fuzzing of every parser of user input, driven by proptest: profile, distribution,
+//! trace and shard-log CSV, the three table JSON formats, the controller plan, and the
+//! DEMAND, SPEEDUP, ARRIVALS, POLICY, cores, reissue and noise strings. Each must answer `Ok` or an error, never panic,
 //! and an error must not quote more than about 80 characters of the input.
 //!
 //! Inputs are both arbitrary text and text built from the formats' own pieces (headers,
@@ -14,7 +14,8 @@ use proptest::test_runner::Config;
 
 use tailor_core::{
     parse_trace, AdaptiveTable, Arrivals, BinnedDistribution, CoreSet, Demand, DemandProfile,
-    EetlPlan, IntervalTable, Policy, Speedup, Tables, TailControlTable, QUOTE_CHARS,
+    EetlPlan, IntervalTable, Noise, Policy, Reissue, ShardLog, Speedup, Tables, TailControlTable,
+    QUOTE_CHARS,
 };
 
 fn cases() -> u32 {
@@ -65,6 +66,9 @@ fn csv_like() -> impl Strategy<Value = String> {
         Just("probability"),
         Just("time_ms"),
         Just("arrival_ms"),
+        Just("shard"),
+        Just("latency_ms"),
+        Just("primary_ms"),
         Just("x"),
     ];
     (
@@ -160,6 +164,10 @@ fn spec_input() -> impl Strategy<Value = String> {
         Just("linear"),
         Just("eetl:"),
         Just("oblivious"),
+        Just("single-d:"),
+        Just("single-r:"),
+        Just("hedge:"),
+        Just("none"),
         Just(""),
     ];
     prop_oneof![
@@ -205,6 +213,11 @@ proptest! {
     }
 
     #[test]
+    fn shard_log_csv(text in csv_input()) {
+        check(ShardLog::parse(&text, "fuzz.csv"), &text);
+    }
+
+    #[test]
     fn table_json(text in json_input()) {
         check(IntervalTable::parse(&text, "fuzz.json"), &text);
         check(AdaptiveTable::parse(&text, "fuzz.json"), &text);
@@ -221,5 +234,7 @@ proptest! {
         check(Arrivals::parse(&text), &text);
         check(Policy::parse(&text, &Tables::default()), &text);
         check(CoreSet::parse(&text), &text);
+        check(Reissue::parse(&text), &text);
+        check(Noise::parse(&text), &text);
     }
 }
