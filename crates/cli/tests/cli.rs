@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{scratch, sim, stderr, stdout, tailor};
+use common::{assert_refused, scratch, sim, stderr, stdout, tailor};
 
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
@@ -403,11 +403,7 @@ fn simulate_refuses_bad_arguments_naming_them() {
             "known only up to degree 2",
         ),
     ] {
-        let out = sim(&extra);
-        assert!(!out.status.success(), "{extra:?} succeeded");
-        let msg = stderr(&out);
-        assert!(msg.contains(needle), "{extra:?}: {msg}");
-        assert!(!msg.contains("panicked"), "{msg}");
+        assert_refused(&sim(&extra), needle, &format!("{extra:?}"));
     }
 }
 

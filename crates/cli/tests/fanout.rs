@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{scratch, sim, stderr, stdout, tailor};
+use common::{assert_refused, scratch, sim, stderr, stdout, tailor};
 
 /// `simulate --shards S --replicas R` (shared/spec/cli.md, "Fan-out and reissue"): the
 /// summary adds `reissue_rate`, the records have a line per shard request, and fan-out
@@ -76,10 +76,7 @@ fn simulate_fans_out_over_replicated_shards() {
         ),
         (vec!["seq", "--shards", "0"], "--shards 0"),
     ] {
-        let out = sim(&extra);
-        assert!(!out.status.success(), "{extra:?} succeeded");
-        let msg = stderr(&out);
-        assert!(msg.contains(needle), "{extra:?}: {msg}");
+        assert_refused(&sim(&extra), needle, &format!("{extra:?}"));
     }
 }
 
@@ -89,17 +86,13 @@ fn simulate_fans_out_over_replicated_shards() {
 fn plan_reissue_prints_a_single_r_policy_within_the_budget() {
     let dir = scratch("reissue");
     let records = dir.join("log.csv");
-    let log = sim(&[
-        "seq",
-        "--shards",
-        "4",
-        "--replicas",
-        "2",
-        "--noise",
-        "2:60",
-        "--records",
-        records.to_str().unwrap(),
-    ]);
+    // 4 shards x 2 replicas with stalls, given extra flags.
+    let fanned = |extra: &[&str]| {
+        let mut args = vec!["seq", "--shards", "4", "--replicas", "2", "--noise", "2:60"];
+        args.extend(extra);
+        sim(&args)
+    };
+    let log = fanned(&["--records", records.to_str().unwrap()]);
     assert!(log.status.success(), "{}", stderr(&log));
     let out = tailor(&[
         "plan",
@@ -120,17 +113,7 @@ fn plan_reissue_prints_a_single_r_policy_within_the_budget() {
         plan["predicted_shard_ms"].as_f64().unwrap()
             <= plan["no_reissue_shard_ms"].as_f64().unwrap()
     );
-    let rerun = sim(&[
-        "seq",
-        "--shards",
-        "4",
-        "--replicas",
-        "2",
-        "--noise",
-        "2:60",
-        "--reissue",
-        policy,
-    ]);
+    let rerun = fanned(&["--reissue", policy]);
     assert!(rerun.status.success(), "{}", stderr(&rerun));
     for (args, needle) in [
         (vec!["--budget", "0.05"], "--records"),
@@ -145,8 +128,6 @@ fn plan_reissue_prints_a_single_r_policy_within_the_budget() {
     ] {
         let mut all = vec!["plan", "reissue"];
         all.extend(args.iter().copied());
-        let out = tailor(&all);
-        assert!(!out.status.success(), "{args:?} succeeded");
-        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+        assert_refused(&tailor(&all), needle, &format!("{args:?}"));
     }
 }

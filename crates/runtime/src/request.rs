@@ -144,13 +144,14 @@ pub(crate) trait Work: Send + Sync {
     /// Merges the parts (unless the request failed) and resolves the handle with the
     /// timing `timing` gives for the moment the result is ready, which it returns: the
     /// merge is part of the request, so its latency ends after it. A merge that sees
-    /// `stop` turn true may end early, and the request resolves as cancelled.
+    /// `stop` turn true may end early, and the request resolves as cancelled. Also
+    /// returns the failure the handle resolved with, if any (a merge may add one).
     fn complete(
         &self,
         failure: Option<RequestError>,
         timing: &dyn Fn(Instant) -> Timing,
         stop: &dyn Fn() -> bool,
-    ) -> Timing;
+    ) -> (Timing, Option<RequestError>);
     /// Whether its submitter cancelled it (see `Handle::cancel`).
     fn cancelled(&self) -> bool;
 }
@@ -200,11 +201,11 @@ impl<J: Job> Work for Request<J> {
         failure: Option<RequestError>,
         timing: &dyn Fn(Instant) -> Timing,
         stop: &dyn Fn() -> bool,
-    ) -> Timing {
+    ) -> (Timing, Option<RequestError>) {
         if let Some(why) = failure {
             let timing = timing(Instant::now());
-            self.completer.complete(Err(why), Some(timing));
-            return timing;
+            self.completer.complete(Err(why.clone()), Some(timing));
+            return (timing, Some(why));
         }
         let parts: Option<Vec<J::Part>> = self
             .parts
@@ -220,8 +221,9 @@ impl<J: Job> Work for Request<J> {
             )),
         };
         let timing = timing(Instant::now());
+        let failure = result.as_ref().err().cloned();
         self.completer.complete(result, Some(timing));
-        timing
+        (timing, failure)
     }
 }
 

@@ -500,14 +500,9 @@ impl Shared {
         let failure = core.take_failure();
         let max_degree = core.max_degree.load(Ordering::Acquire).max(1);
         let boosted = self.leave_boost(core);
-        let stopped = std::cell::Cell::new(false);
-        let stop = || {
-            let stop = self.cancelling.load(Ordering::Acquire) || work.cancelled();
-            stopped.set(stopped.get() || stop);
-            stop
-        };
-        let timing = work.complete(
-            failure.clone(),
+        let stop = || self.cancelling.load(Ordering::Acquire) || work.cancelled();
+        let (timing, failure) = work.complete(
+            failure,
             &|finish| Timing {
                 arrival: core.arrival,
                 start: core.started_at(),
@@ -518,11 +513,6 @@ impl Shared {
             },
             &stop,
         );
-        // A merge that stopped early resolved the request as cancelled.
-        let failure = match failure {
-            None if stopped.get() => Some(RequestError::Cancelled),
-            other => other,
-        };
         let counter = match &failure {
             None => &self.metrics.completed,
             Some(RequestError::Cancelled) => &self.metrics.cancelled,

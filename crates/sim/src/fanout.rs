@@ -374,22 +374,8 @@ impl<'c> Fanout<'c> {
         });
         for shard in 0..self.cfg.shards {
             let demand = self.cfg.server.demand.sample(demand_rng);
-            let slot = self.free.pop().unwrap_or_else(|| {
-                self.shard_reqs.push(ShardReq {
-                    id: 0,
-                    query: 0,
-                    shard: 0,
-                    demand: demand.clone(),
-                    copies: [None, None],
-                    answered: false,
-                    primary_ms: None,
-                    record: None,
-                });
-                self.shard_reqs.len() - 1
-            });
             self.next_id += 1;
-            self.slots.insert(self.next_id, slot);
-            self.shard_reqs[slot] = ShardReq {
+            let req = ShardReq {
                 id: self.next_id,
                 query,
                 shard,
@@ -399,6 +385,17 @@ impl<'c> Fanout<'c> {
                 primary_ms: None,
                 record: None,
             };
+            let slot = match self.free.pop() {
+                Some(slot) => {
+                    self.shard_reqs[slot] = req;
+                    slot
+                }
+                None => {
+                    self.shard_reqs.push(req);
+                    self.shard_reqs.len() - 1
+                }
+            };
+            self.slots.insert(self.next_id, slot);
             self.shard_requests += 1;
             let replica = self.pick(shard, None);
             self.send(slot, 0, replica);

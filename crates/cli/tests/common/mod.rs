@@ -21,6 +21,15 @@ pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8(out.stderr.clone()).unwrap()
 }
 
+/// Asserts that `out` failed with an error containing `needle`, and no panic; `what`
+/// names the case in the failure message.
+pub(crate) fn assert_refused(out: &Output, needle: &str, what: &str) {
+    assert!(!out.status.success(), "{what} succeeded");
+    let msg = stderr(out);
+    assert!(msg.contains(needle), "{what}: {msg}");
+    assert!(!msg.contains("panicked"), "{what}: {msg}");
+}
+
 /// A scratch directory unique to one test.
 pub(crate) fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("tailor-cli-{}-{name}", std::process::id()));
