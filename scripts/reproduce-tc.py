@@ -5,6 +5,7 @@ Usage:
   python3 scripts/reproduce-tc.py sim  [--requests N] [--out DIR]   # 16 simulated cores
   python3 scripts/reproduce-tc.py live [--requests N] [--out DIR]   # this machine's cores
   python3 scripts/reproduce-tc.py agree [--requests N] [--out DIR]  # sim vs live, 2 cores
+  python3 scripts/reproduce-tc.py calibrate [--requests N]          # the executor's costs, 2 cores
   python3 scripts/reproduce-tc.py trace [--out DIR]                 # Fig. 15 chart (SVG)
   python3 scripts/reproduce-tc.py fig2 [--requests N] [--out DIR]   # Fig. 2, bimodal work
 
@@ -64,6 +65,8 @@ def percentiles_from_records(path):
 class Runner:
     def __init__(self, mode, cores, requests, out_dir, seed=1):
         self.mode, self.cores, self.requests, self.seed = mode, cores, requests, seed
+        # Extra `tailor simulate` arguments (the calibrated executor costs: `--wake-ms`).
+        self.sim_args = []
         self.tmp = tempfile.mkdtemp(prefix="tailor-tc-")
         os.makedirs(out_dir, exist_ok=True)
         self.log = open(os.path.join(out_dir, f"{mode}-{cores}c.jsonl"), "a")
@@ -103,6 +106,7 @@ class Runner:
                     "--rps", f"{rps:.3f}", "--requests", str(self.requests), "--seed", str(self.seed)]
             if trace:
                 args += ["--trace", trace]
+            args += self.sim_args
         else:
             workload = f"synthetic:{demand}:{speedup}" if speedup != "linear" else f"synthetic:{demand}"
             args = [TAILOR, "run", "--workload", workload, "--policy", policy, "--cores", str(self.cores),
@@ -362,70 +366,116 @@ def live_mode(args):
                               tag=f"{name}-heavy"), pols)
 
 
+# The calibration runs' seed: the validation (seeds 1-3) never uses it.
+CALIBRATION_SEED = 7
+
+
+def calibrate(live, sim, requests):
+    """The two executor costs the model leaves out unless told, measured at 2 cores on
+    runs the validation does not use (log-normal work, seed 7, steal-first):
+    - the wake-up of a sleeping worker: at light load (10%), the median time from arrival
+      to start of the requests that the model, with no wake-up cost, starts at once;
+    - the executor's efficiency on parallel work (splitting, stealing, the per-unit checks
+      and time stamps): the factor on every request's work at which the simulated mean
+      latency at heavy load (75%) equals the live one, found by bisection.
+    Returns (wake_ms, work_scale)."""
+    demand, mean = WORKLOADS["lognormal"]
+    live.seed = sim.seed = CALIBRATION_SEED
+    light_rps = 0.10 * 2 * 1000 / mean
+    light = 1500
+    lrec, srec = os.path.join(live.tmp, "cal-live.csv"), os.path.join(sim.tmp, "cal-sim.csv")
+    live.requests = sim.requests = light
+    live.run("steal-first", demand, light_rps, records=lrec, tag="calibrate")
+    sim.run("steal-first", demand, light_rps, records=srec, tag="calibrate")
+    live.requests = sim.requests = requests
+    simulated = {r["request"]: r for r in csv.DictReader(open(srec))}
+    delays = [float(r["start_ms"]) - float(r["arrival_ms"]) for r in csv.DictReader(open(lrec))
+              if float(simulated[r["request"]]["start_ms"]) - float(simulated[r["request"]]["arrival_ms"]) < 1e-6]
+    wake = statistics.median(delays)
+    sim.sim_args = ["--wake-ms", f"{wake:.4f}"]
+    heavy_rps = LOADS["heavy"] * 2 * 1000 / mean
+    target = live.run("steal-first", demand, heavy_rps, tag="calibrate")["latency_ms"]["mean"]
+    lo, hi = 0.9, 1.2
+    for _ in range(14):
+        mid = (lo + hi) / 2
+        got = sim.run("steal-first", f"scale:{mid:.5f}:{demand}", heavy_rps,
+                      tag="calibrate")["latency_ms"]["mean"]
+        lo, hi = (mid, hi) if got < target else (lo, mid)
+    scale = (lo + hi) / 2
+    print(f"(calibrated on log-normal work, seed {CALIBRATION_SEED}, steal-first: wake-up "
+          f"{wake:.3f} ms from {len(delays)} requests at {light_rps:.0f} rps; work scale "
+          f"{scale:.4f}, live mean latency {target:.2f} ms at {heavy_rps:.0f} rps, "
+          f"{requests} requests)", flush=True)
+    live.seed = sim.seed = 1
+    return wake, scale
+
+
+def calibrate_mode(args):
+    sim = Runner("sim", 2, args.requests, args.out)
+    live = Runner("live", 2, args.requests, args.out)
+    calibrate(live, sim, args.requests)
+
+
 def agree_mode(args):
     """The same settings in the simulator and live at 2 cores, heavy load (75%), on three
     seeds; the medians of the live and of the simulated runs, policy by policy.
 
-    Beside the nominal simulation it simulates each seed again with the work scaled by
-    the machine's delivered speed: live steal-first's busy threads over the simulator's
-    (same requests, same seed), so the scale is measured once per seed and workload and
-    applied to every policy (docs/validation.md: this VM delivers a few percent less
-    than a full core of spin work per second under load)."""
+    Beside the nominal simulation it runs the calibrated one (`sim@c`): the executor's
+    wake-up cost and its efficiency on parallel work, measured first on seed-7 runs that
+    the comparison does not use (`calibrate`), are given to the model as `--wake-ms`
+    and a work scale, the same for every policy, seed and workload."""
     seeds = [args.seed, args.seed + 1, args.seed + 2]
     print(f"### Simulator against the live executor, 2 cores, heavy load (75%), "
           f"{args.requests} requests, seeds {seeds[0]}-{seeds[-1]}, medians of the three")
-    print("\n`sim` is the nominal simulation; `sim@d` simulates the work scaled by the delivered "
-          "speed measured in each seed's live steal-first run (scales listed below the table).")
-    print("\n| workload | policy | target ms | live miss % | sim miss % | diff | sim@d miss % | diff "
-          "| live p99 | sim p99 | diff | sim@d p99 | diff |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     sim = Runner("sim", 2, args.requests, args.out)
     live = Runner("live", 2, args.requests, args.out)
+    wake, scale = calibrate(live, sim, args.requests)
+    calibrated = Runner("sim", 2, args.requests, args.out)
+    calibrated.sim_args = ["--wake-ms", f"{wake:.4f}"]
+    sim.sim_args = []
+    print("\n`sim` is the nominal simulation; `sim@c` the calibrated one (wake-up "
+          f"{wake:.3f} ms, work x {scale:.4f}).")
+    print("\n| workload | policy | target ms | live miss % | sim miss % | diff | sim@c miss % | diff "
+          "| live p99 | sim p99 | diff | sim@c p99 | diff |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     med = statistics.median
     diff = lambda a, b: f"{100 * (a - b) / b:+.0f}%" if b else "n/a"
-    scales = {}
     for name in ["lognormal", "bing"]:
         demand, mean = WORKLOADS[name]
         rps = LOADS["heavy"] * 2 * 1000 / mean
         rec = os.path.join(sim.tmp, "sf.csv")
+        sim.seed = seeds[0]
         sim.run("steal-first", demand, rps, records=rec, tag="agree")
         target = percentiles_from_records(rec)[2]  # steal-first's p99 in simulation
         table = sim.plan(demand, rps, target)
         runs = {p: ([], [], []) for p in POLICIES}
         for seed in seeds:
-            live.seed = sim.seed = seed
+            live.seed = sim.seed = calibrated.seed = seed
             for p in POLICIES:
                 t = table if p.startswith("tail") else None
                 runs[p][0].append(live.run(p, demand, rps, target, t, tag="agree"))
                 runs[p][1].append(sim.run(p, demand, rps, target, t, tag="agree"))
-            scale = runs["steal-first"][0][-1]["mean_threads"] / runs["steal-first"][1][-1]["mean_threads"]
-            scales[(name, seed)] = scale
-            for p in POLICIES:
-                t = table if p.startswith("tail") else None
-                runs[p][2].append(sim.run(p, f"scale:{scale:.4f}:{demand}", rps, target, t,
-                                          tag="agree-delivered"))
-        sim.seed = live.seed = seeds[0]
+                runs[p][2].append(calibrated.run(p, f"scale:{scale:.5f}:{demand}", rps, target, t,
+                                                 tag="agree-calibrated"))
         for p in POLICIES:
-            lm, sm, dm = (med(x["miss_ratio"] for x in r) for r in runs[p])
-            lp, sp, dp = (med(x["latency_ms"]["p99"] for x in r) for r in runs[p])
+            lm, sm, cm = (med(x["miss_ratio"] for x in r) for r in runs[p])
+            lp, sp, cp = (med(x["latency_ms"]["p99"] for x in r) for r in runs[p])
             print(f"| {name} | {p} | {target:.1f} | {pct(lm)} | {pct(sm)} | {diff(lm, sm)} "
-                  f"| {pct(dm)} | {diff(lm, dm)} | {lp:.1f} | {sp:.1f} | {diff(lp, sp)} "
-                  f"| {dp:.1f} | {diff(lp, dp)} |", flush=True)
-    print("\nDelivered-speed scales (live steal-first busy threads / simulated): " +
-          ", ".join(f"{n} seed {s}: {v:.3f}" for (n, s), v in scales.items()))
+                  f"| {pct(cm)} | {diff(lm, cm)} | {lp:.1f} | {sp:.1f} | {diff(lp, sp)} "
+                  f"| {cp:.1f} | {diff(lp, cp)} |", flush=True)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["sim", "live", "agree", "trace", "fig2"])
+    ap.add_argument("mode", choices=["sim", "live", "agree", "calibrate", "trace", "fig2"])
     ap.add_argument("--requests", type=int, default=None)
     ap.add_argument("--out", default="docs/tc-runs")
     ap.add_argument("--seed", type=int, default=1, help="the workload seed (live and agree)")
     args = ap.parse_args()
     if args.requests is None:
         args.requests = {"sim": 100_000, "fig2": 100_000}.get(args.mode, 2000)
-    {"sim": sim_mode, "live": live_mode, "agree": agree_mode, "trace": trace_mode,
-     "fig2": fig2_mode}[args.mode](args)
+    {"sim": sim_mode, "live": live_mode, "agree": agree_mode, "calibrate": calibrate_mode,
+     "trace": trace_mode, "fig2": fig2_mode}[args.mode](args)
 
 
 if __name__ == "__main__":

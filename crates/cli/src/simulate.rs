@@ -12,7 +12,7 @@ use tailor_core::{
 };
 use tailor_sim::{
     simulate, simulate_fanout, simulate_hetero, simulate_steal, write_records, write_shard_records,
-    write_trace, FanoutConfig, HeteroSimConfig, Select, ShardRecord, SimConfig, SimOutput,
+    write_trace, FanoutConfig, HeteroSimConfig, Select, ShardRecord, SimConfig, SimOutput, Sleep,
     StealSimConfig,
 };
 
@@ -110,6 +110,15 @@ pub(crate) struct SimulateArgs {
     /// end.
     #[arg(long, default_value = "prompt", value_parser = parse_dissolve)]
     dissolve: Dissolve,
+    /// Work-stealing policies: model sleeping cores, which take this long (ms) to wake
+    /// once work appears (the executor's condition-variable wake-up; measure it with
+    /// `scripts/reproduce-tc.py calibrate`). Default: idle cores never sleep.
+    #[arg(long, value_parser = bounds::MS0)]
+    wake_ms: Option<f64>,
+    /// With `--wake-ms`: how long an idle core spins before it sleeps (ms); the executor
+    /// spins and yields for about 0.05 ms.
+    #[arg(long, default_value_t = 0.05, value_parser = bounds::MS0, requires = "wake_ms")]
+    spin_ms: f64,
     #[command(flatten)]
     fanout: FanoutArgs,
 }
@@ -306,6 +315,13 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
                 policy_name(policy)
             );
         }
+        if args.wake_ms.is_some() && !matches!(family, Family::Steal(_)) {
+            bail!(
+                "--wake-ms: sleeping cores are modelled for work-stealing policies \
+                 (steal-first, admit-first, random-admit, tail-control), not {}",
+                policy_name(policy)
+            );
+        }
         if !matches!(family, Family::Hetero(_)) {
             ensure_uniform(&core_set, &format!("--policy {}", policy_name(policy)))?;
         }
@@ -380,6 +396,10 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
                     policy: policy.clone(),
                     unit_ms: args.unit_ms,
                     dissolve: args.dissolve,
+                    sleep: args.wake_ms.map(|wake_ms| Sleep {
+                        spin_ms: args.spin_ms,
+                        wake_ms,
+                    }),
                 }),
                 Family::Hetero(policy) => simulate_hetero(&HeteroSimConfig {
                     base: cfg.clone(),

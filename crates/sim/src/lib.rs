@@ -72,5 +72,5 @@ pub use fanout::{
 pub use hetero::{simulate_hetero, HeteroSimConfig};
 pub use pool::{simulate_pool, PoolSimConfig, UnitRequest};
 pub use report::{write_records, write_trace, RequestRecord, SimOutput, TracePoint};
-pub use steal::{simulate_steal, StealSimConfig};
+pub use steal::{simulate_steal, Sleep, StealSimConfig};
 pub use time::SimTime;

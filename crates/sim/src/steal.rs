@@ -25,6 +25,12 @@
 //!   default) gathers its pieces on one of its cores at once and frees the others;
 //!   `lazy` (TBB's) only stops thieves, and its cores leave as their pieces end.
 //!
+//! - **Sleeping cores** ([`Sleep`], optional): an idle core spins for `spin_ms` and then
+//!   sleeps; a sleeping core is woken when work it could take appears (one per visible
+//!   item: a waiting request or a stealable piece) and takes `wake_ms` to start looking,
+//!   as the executor's workers spin, yield and then wait on a condition variable. Without
+//!   it an idle core takes work the instant it appears.
+//!
 //! Steal overheads, the cost of the check itself and the wait for the next unit boundary
 //! before a core leaves a marked request are not modelled.
 
@@ -58,6 +64,19 @@ pub struct StealSimConfig {
     pub unit_ms: f64,
     /// How a marked request's parallelism dissolves.
     pub dissolve: Dissolve,
+    /// How idle cores sleep and wake; `None`: they never sleep.
+    pub sleep: Option<Sleep>,
+}
+
+/// How an idle core sleeps: it spins for `spin_ms` after its last work, then sleeps, and
+/// a sleeping core woken by new work takes `wake_ms` before it looks for it (a condition
+/// variable's wake-up on the machine being modelled).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sleep {
+    /// How long an idle core spins before it sleeps, ms.
+    pub spin_ms: f64,
+    /// How long a sleeping core takes to wake once work appears, ms.
+    pub wake_ms: f64,
 }
 
 #[derive(Debug, Clone)]
@@ -83,31 +102,31 @@ struct Req {
 /// What a core is doing.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Core {
-    Idle,
+    /// Idle since the given time (ms): spinning, then asleep if the model has sleep.
+    Idle { since: f64 },
+    /// Woken, with the wake-up time left (ms); it then looks for work.
+    Waking { left: f64 },
     /// A piece of a request's parallel-for, with its work left (ms).
-    Piece {
-        slot: usize,
-        left: f64,
-    },
+    Piece { slot: usize, left: f64 },
     /// A request's merge, with its work left (ms).
-    Merge {
-        slot: usize,
-        left: f64,
-    },
+    Merge { slot: usize, left: f64 },
 }
 
 impl Core {
     fn slot(self) -> Option<usize> {
         match self {
-            Core::Idle => None,
+            Core::Idle { .. } | Core::Waking { .. } => None,
             Core::Piece { slot, .. } | Core::Merge { slot, .. } => Some(slot),
         }
     }
 
+    /// The time until what the core is doing ends: a piece, a merge or a wake-up.
     fn left(self) -> Option<f64> {
         match self {
-            Core::Idle => None,
-            Core::Piece { left, .. } | Core::Merge { left, .. } => Some(left),
+            Core::Idle { .. } => None,
+            Core::Piece { left, .. } | Core::Merge { left, .. } | Core::Waking { left } => {
+                Some(left)
+            }
         }
     }
 }
@@ -140,13 +159,29 @@ pub fn simulate_steal(cfg: &StealSimConfig) -> Result<SimOutput, SimError> {
             reason: format!("must be zero or positive, found {}", cfg.unit_ms),
         });
     }
+    if let Some(sleep) = cfg.sleep {
+        for (name, value) in [("--spin-ms", sleep.spin_ms), ("--wake-ms", sleep.wake_ms)] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(SimError::BadArgument {
+                    name,
+                    reason: format!("must be zero or positive, found {value}"),
+                });
+            }
+        }
+    }
     let count = base.request_count();
     let (arrival_rng, mut demand_rng) = workload_rngs(base.seed);
     let arrivals = base.arrivals.stream(base.rps, count, arrival_rng)?;
     let mut sim = Sim {
         cfg,
         now: 0.0,
-        core: vec![Core::Idle; base.cores],
+        // Every core starts idle long ago: asleep, if the model has sleep.
+        core: vec![
+            Core::Idle {
+                since: f64::NEG_INFINITY
+            };
+            base.cores
+        ],
         reqs: Vec::new(),
         free_slots: Vec::new(),
         fifo: VecDeque::new(),
@@ -239,10 +274,14 @@ impl Sim<'_> {
         let dt = (t - self.now).max(0.0);
         let mut busy = 0usize;
         for c in self.core.iter_mut() {
-            if let Core::Piece { slot, left } | Core::Merge { slot, left } = c {
-                *left -= dt;
-                self.reqs[*slot].processed += dt;
-                busy += 1;
+            match c {
+                Core::Piece { slot, left } | Core::Merge { slot, left } => {
+                    *left -= dt;
+                    self.reqs[*slot].processed += dt;
+                    busy += 1;
+                }
+                Core::Waking { left } => *left -= dt,
+                Core::Idle { .. } => {}
             }
         }
         self.m.cpu_time += busy as f64 * dt;
@@ -269,6 +308,10 @@ impl Sim<'_> {
                     }
                 }
                 Core::Merge { slot, left } if left <= EPS => self.leave(c, slot),
+                // Awake: it looks for work now, spinning.
+                Core::Waking { left } if left <= EPS => {
+                    self.core[c] = Core::Idle { since: self.now }
+                }
                 _ => {}
             }
         }
@@ -277,7 +320,7 @@ impl Sim<'_> {
     /// Core `c` leaves request `slot`; the request completes when its last core leaves
     /// with its work done.
     fn leave(&mut self, c: usize, slot: usize) {
-        self.core[c] = Core::Idle;
+        self.core[c] = Core::Idle { since: self.now };
         let r = &mut self.reqs[slot];
         r.cores -= 1;
         if r.cores == 0 {
@@ -318,7 +361,8 @@ impl Sim<'_> {
         }
     }
 
-    /// Every idle core, in a random order, looks for work until none finds any.
+    /// Every awake idle core, in a random order, looks for work until none finds any;
+    /// then, with sleep modelled, sleeping cores are woken for the work still visible.
     fn schedule(&mut self) {
         let n = self.core.len();
         let first = self.random(n);
@@ -327,10 +371,55 @@ impl Sim<'_> {
             found = false;
             for i in 0..n {
                 let c = (first + i) % n;
-                if self.core[c] == Core::Idle && self.find_work(c) {
+                if self.awake(c) && self.find_work(c) {
                     found = true;
                 }
             }
+        }
+        self.wake_sleepers();
+    }
+
+    /// Whether core `c` is idle and not asleep: still spinning, or sleep not modelled.
+    fn awake(&self, c: usize) -> bool {
+        match (self.core[c], self.cfg.sleep) {
+            (Core::Idle { .. }, None) => true,
+            (Core::Idle { since }, Some(sleep)) => self.now - since <= sleep.spin_ms + EPS,
+            _ => false,
+        }
+    }
+
+    /// Wakes one sleeping core for each item of visible work (a waiting request, or a
+    /// piece a thief could split) that no core is already waking for, as a submission
+    /// or a fork wakes one sleeper in the executor.
+    fn wake_sleepers(&mut self) {
+        let Some(sleep) = self.cfg.sleep else {
+            return;
+        };
+        let n = self.core.len();
+        let asleep: Vec<usize> = (0..n)
+            .filter(|&c| matches!(self.core[c], Core::Idle { .. }) && !self.awake(c))
+            .collect();
+        if asleep.is_empty() {
+            return;
+        }
+        let waking = (0..n)
+            .filter(|&c| matches!(self.core[c], Core::Waking { .. }))
+            .count();
+        let waiting = match self.cfg.policy.admission() {
+            StealAdmission::RandomAdmit => self.inboxes.iter().map(VecDeque::len).sum(),
+            _ => self.fifo.len(),
+        };
+        let pieces = (0..n).filter(|&v| self.steal_take(v).is_some()).count();
+        let mut wake = (waiting + pieces).saturating_sub(waking).min(asleep.len());
+        let start = self.random(asleep.len());
+        for i in 0..asleep.len() {
+            if wake == 0 {
+                break;
+            }
+            self.core[asleep[(start + i) % asleep.len()]] = Core::Waking {
+                left: sleep.wake_ms,
+            };
+            wake -= 1;
         }
     }
 
@@ -389,7 +478,7 @@ impl Sim<'_> {
             if let Core::Piece { left, .. } = self.core[c] {
                 handed_back += left;
             }
-            self.core[c] = Core::Idle;
+            self.core[c] = Core::Idle { since: self.now };
         }
         if let Core::Piece { left, .. } = &mut self.core[keeper] {
             *left += handed_back;
@@ -399,34 +488,37 @@ impl Sim<'_> {
         r.pieces -= others.len();
     }
 
+    /// What a thief would take from core `v`'s piece: half of its unstarted units, if
+    /// the piece belongs to a stealable request and has at least two unstarted units.
+    fn steal_take(&self, v: usize) -> Option<f64> {
+        let unit = self.cfg.unit_ms;
+        let Core::Piece { slot, left } = self.core[v] else {
+            return None;
+        };
+        if !self.reqs[slot].stealable {
+            return None;
+        }
+        let take = if unit > 0.0 {
+            // The unit under way is not stealable; half of the rest, rounded down.
+            let unstarted = ((left / unit) - 1e-9).ceil().max(1.0) - 1.0;
+            (unstarted / 2.0).floor() * unit
+        } else {
+            left / 2.0
+        };
+        (take > EPS).then_some(take)
+    }
+
     /// Takes half of the unstarted units of a random victim core's piece, among pieces
     /// of stealable requests that have at least two unstarted units.
     fn steal(&mut self, c: usize) -> bool {
-        let unit = self.cfg.unit_ms;
-        let stealable = |core: &Core, reqs: &[Req]| -> Option<f64> {
-            let Core::Piece { slot, left } = *core else {
-                return None;
-            };
-            if !reqs[slot].stealable {
-                return None;
-            }
-            let take = if unit > 0.0 {
-                // The unit under way is not stealable; half of the rest, rounded down.
-                let unstarted = ((left / unit) - 1e-9).ceil().max(1.0) - 1.0;
-                (unstarted / 2.0).floor() * unit
-            } else {
-                left / 2.0
-            };
-            (take > EPS).then_some(take)
-        };
         let victims: Vec<usize> = (0..self.core.len())
-            .filter(|&v| stealable(&self.core[v], &self.reqs).is_some())
+            .filter(|&v| self.steal_take(v).is_some())
             .collect();
         if victims.is_empty() {
             return false;
         }
         let v = victims[self.random(victims.len())];
-        let take = stealable(&self.core[v], &self.reqs).expect("a victim");
+        let take = self.steal_take(v).expect("a victim");
         let Core::Piece { slot, left } = &mut self.core[v] else {
             unreachable!("a victim holds a piece");
         };
@@ -494,7 +586,7 @@ impl Sim<'_> {
         self.core[c] = match core {
             Core::Piece { left, .. } => Core::Piece { slot, left },
             Core::Merge { left, .. } => Core::Merge { slot, left },
-            Core::Idle => Core::Idle,
+            idle => idle,
         };
     }
 
