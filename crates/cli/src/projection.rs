@@ -117,11 +117,21 @@ pub(crate) fn projection_degree(units: &[UnitTimes]) -> usize {
         .clamp(1, 16)
 }
 
-/// The highest degree FM and Adaptive may give a request: 4, the FM paper's maximum
-/// degree for Lucene and Bing (§6.1; its Lucene speedups are flat beyond it). The
-/// planner's search also grows as its grid to the power n - 2, so a higher n would not
-/// plan in the demo's time.
-const PLANNED_DEGREE: usize = 4;
+/// The degrees FM's schedules may step through in the projection: the FM paper picks
+/// its maximum degree from the workload's scalability (§3; 4 for its Lucene and Bing,
+/// whose speedups are flat beyond it), and the search queries here scale further (their
+/// predicted speedups keep growing to their unit count). Every degree up to 16 would
+/// cost the search its grid to the power 14, so FM plans over this ladder, doubling
+/// (`FmProblem::with_degrees`), capped at the projected profile's highest degree.
+const LADDER: [usize; 5] = [1, 2, 4, 8, 16];
+
+/// FM's ladder for a profile whose highest degree is `max_degree`: the doubling degrees
+/// below it, then `max_degree` itself.
+fn ladder(max_degree: usize) -> Vec<usize> {
+    let mut degrees: Vec<usize> = LADDER.iter().copied().filter(|&d| d < max_degree).collect();
+    degrees.push(max_degree.max(1));
+    degrees
+}
 
 /// The label of the executor-style peer in the projection.
 pub(crate) const EXECUTOR: &str = "executor";
@@ -138,7 +148,7 @@ pub(crate) fn simulate_projection(
     seed: u64,
     thread_model: ThreadModel,
 ) -> anyhow::Result<Vec<(String, Vec<RunSummary>)>> {
-    let max_degree = profile.max_degree().min(PLANNED_DEGREE);
+    let max_degree = profile.max_degree().min(cores);
     let mean_ms = profile.requests().iter().map(|r| r.seq_ms()).sum::<f64>()
         / profile.requests().len() as f64;
     let longest = profile
@@ -148,7 +158,7 @@ pub(crate) fn simulate_projection(
         .fold(0.0, f64::max);
     let step_ms = super::demo::STEP_MS;
     let fm = plan_fm(
-        &FmProblem::new(
+        &FmProblem::with_degrees(
             profile,
             FmParams {
                 max_degree,
@@ -160,6 +170,7 @@ pub(crate) fn simulate_projection(
                 wait_model: WaitModel::Running,
                 thread_model,
             },
+            &ladder(max_degree),
         )?,
         None,
     )?;

@@ -56,7 +56,19 @@ struct OracleRow {
 
 /// Fig. 7: for each load, every schedule on the grid; the least tail, then the least mean.
 fn oracle(requests: &[(f64, Vec<f64>)], p: &FmParams) -> Vec<Option<OracleRow>> {
+    let every: Vec<usize> = (1..=p.max_degree).collect();
+    oracle_on_ladder(requests, p, &every)
+}
+
+/// Fig. 7 over the schedules of every degree that spend zero ms at the degrees the
+/// `ladder` skips.
+fn oracle_on_ladder(
+    requests: &[(f64, Vec<f64>)],
+    p: &FmParams,
+    ladder: &[usize],
+) -> Vec<Option<OracleRow>> {
     let n = p.max_degree;
+    let skipped = |idx: &[usize]| (1..n).any(|d| !ladder.contains(&d) && idx[d] != 0);
     let g = (p.max_interval_ms / p.step_ms).round() as usize + 1;
     let k = oracle_rank(p.percentile, requests.len());
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0);
@@ -66,6 +78,12 @@ fn oracle(requests: &[(f64, Vec<f64>)], p: &FmParams) -> Vec<Option<OracleRow>> 
         let mut idx = vec![0usize; n];
         loop {
             let v: Vec<f64> = idx.iter().map(|j| *j as f64 * p.step_ms).collect();
+            if skipped(&idx) {
+                if advance(&mut idx, g) {
+                    break;
+                }
+                continue;
+            }
             let evals: Vec<(f64, f64)> = requests
                 .iter()
                 .map(|(seq, s)| oracle_request(*seq, s, &v, p.thread_model == ThreadModel::Busy))
@@ -93,26 +111,27 @@ fn oracle(requests: &[(f64, Vec<f64>)], p: &FmParams) -> Vec<Option<OracleRow>> 
                     best = Some(OracleRow { tail, mean });
                 }
             }
-            // Odometer over (v0, ..., v_{n-1}).
-            let mut d = n;
-            loop {
-                if d == 0 {
-                    break;
-                }
-                d -= 1;
-                idx[d] += 1;
-                if idx[d] < g {
-                    break;
-                }
-                idx[d] = 0;
-            }
-            if idx.iter().all(|j| *j == 0) {
+            if advance(&mut idx, g) {
                 break;
             }
         }
         rows.push(best);
     }
     rows
+}
+
+/// Odometer over (v0, ..., v_{n-1}) with `g` values each; true once it wraps to zero.
+fn advance(idx: &mut [usize], g: usize) -> bool {
+    let mut d = idx.len();
+    while d > 0 {
+        d -= 1;
+        idx[d] += 1;
+        if idx[d] < g {
+            break;
+        }
+        idx[d] = 0;
+    }
+    idx.iter().all(|j| *j == 0)
 }
 
 fn profile_of(requests: &[(f64, Vec<f64>)]) -> DemandProfile {
@@ -261,6 +280,77 @@ proptest! {
             Err(e) => prop_assert!(false, "unexpected error {e}"),
         }
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// A ladder that skips degrees: the search over its phases finds the best schedule
+    /// among those that spend no time at the skipped degrees, and the table lists every
+    /// degree with zeros there.
+    #[test]
+    fn a_ladder_search_matches_the_oracle_restricted_to_it(
+        (requests, params) in instance().prop_filter("n of 3 or more", |(_, p)| p.max_degree >= 3),
+        keep in proptest::collection::vec(proptest::bool::ANY, 2),
+    ) {
+        let n = params.max_degree;
+        let mut ladder = vec![1];
+        ladder.extend((2..n).filter(|d| keep[(d - 2) % keep.len()]));
+        ladder.push(n);
+        let problem = FmProblem::with_degrees(&profile_of(&requests), params.clone(), &ladder)
+            .unwrap();
+        let expected = oracle_on_ladder(&requests, &params, &ladder);
+        match plan_fm(&problem, None) {
+            Ok(table) => {
+                prop_assert_eq!(table.max_degree, n);
+                for (row, want) in table.rows.iter().zip(&expected) {
+                    prop_assert_eq!(row.intervals_ms.len(), n);
+                    for d in (1..n).filter(|d| !ladder.contains(d)) {
+                        prop_assert_eq!(row.intervals_ms[d], 0.0, "load {}", row.load);
+                    }
+                    if let Some(want) = want {
+                        prop_assert!(
+                            close(row.tail_ms, want.tail) && close(row.mean_ms, want.mean),
+                            "load {}: tail {} mean {}, oracle {} {}",
+                            row.load, row.tail_ms, row.mean_ms, want.tail, want.mean
+                        );
+                    }
+                }
+                let reference = plan_fm_exhaustive(&problem, None).unwrap();
+                for (a, b) in table.rows.iter().zip(&reference.rows) {
+                    prop_assert_eq!(&a.intervals_ms, &b.intervals_ms, "load {}", a.load);
+                }
+            }
+            Err(PlanError::NothingFeasible { .. }) => prop_assert!(expected[0].is_none()),
+            Err(e) => prop_assert!(false, "unexpected error {e}"),
+        }
+    }
+}
+
+#[test]
+fn a_ladder_must_rise_from_one_to_the_maximum_degree() {
+    let profile = profile_of(&[(10.0, vec![1.0, 2.0, 2.5, 3.0])]);
+    let params = FmParams {
+        max_degree: 4,
+        target_parallelism: 4.0,
+        step_ms: 5.0,
+        max_interval_ms: 20.0,
+        percentile: 0.99,
+        max_load: 4,
+        wait_model: WaitModel::Running,
+        thread_model: ThreadModel::Held,
+    };
+    for bad in [
+        &[2, 4][..],
+        &[1, 3][..],
+        &[1, 3, 3, 4][..],
+        &[1, 4, 2][..],
+        &[][..],
+    ] {
+        let err = FmProblem::with_degrees(&profile, params.clone(), bad).unwrap_err();
+        assert!(err.to_string().contains("--degrees"), "{bad:?}: {err}");
+    }
+    assert!(FmProblem::with_degrees(&profile, params, &[1, 2, 4]).is_ok());
 }
 
 #[test]

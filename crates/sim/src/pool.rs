@@ -23,7 +23,8 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 
-use tailor_core::{splitmix_below, workload_rngs};
+use rand::RngExt;
+use tailor_core::workload_rngs;
 
 use crate::config::{SimConfig, SimError};
 use crate::measure::{finish, Measurements};
@@ -94,9 +95,11 @@ pub fn simulate_pool(cfg: &PoolSimConfig) -> Result<SimOutput, SimError> {
         });
     }
     let count = base.request_count();
-    let (arrival_rng, _) = workload_rngs(base.seed);
-    // Which kind each request is: its own seeded stream.
-    let mut pick = base.seed ^ 0x504F_4F4C;
+    // Which kind each request is: drawn from the demand stream exactly as the engine
+    // draws a profiled request (`DemandModel::sample`), so that with the kinds in the
+    // profile's order both engines serve the same queries in the same order and their
+    // percentiles compare like with like.
+    let (arrival_rng, mut demand_rng) = workload_rngs(base.seed);
     let mut arrivals = base
         .arrivals
         .stream(base.rps, count, arrival_rng)?
@@ -164,7 +167,7 @@ pub fn simulate_pool(cfg: &PoolSimConfig) -> Result<SimOutput, SimError> {
             arrivals.next();
             let id = reqs.len();
             reqs.push(Req {
-                kind: splitmix_below(&mut pick, cfg.requests.len()),
+                kind: demand_rng.random_range(0..cfg.requests.len()),
                 arrival: now,
                 start: now,
                 left: 0,
@@ -294,6 +297,42 @@ mod tests {
         .unwrap();
         let (a, b) = (pool.summary.latency_ms.p99, fcfs.summary.latency_ms.p99);
         assert!((a - b).abs() < 1e-6, "pool {a} against fcfs {b}");
+    }
+
+    #[test]
+    fn it_serves_the_same_queries_as_the_engine_in_the_same_order() {
+        // Five kinds with distinct sequential times, and a profile of the same five in
+        // the same order: request i is the same kind in both engines.
+        let t1 = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let kinds: Vec<UnitRequest> = t1
+            .iter()
+            .map(|&ms| UnitRequest {
+                units_ms: vec![ms / 2.0, ms / 2.0],
+                serial_ms: 0.0,
+            })
+            .collect();
+        let profile = tailor_core::DemandProfile::new(
+            t1.iter()
+                .enumerate()
+                .map(|(i, &ms)| tailor_core::RequestProfile {
+                    id: format!("q{i}"),
+                    times_ms: vec![ms],
+                })
+                .collect(),
+        )
+        .unwrap();
+        let demand = DemandModel::new(Demand::Profile(Arc::new(profile)), None).unwrap();
+        let mut base = SimConfig::new(2, Policy::Seq, demand, Arrivals::Poisson, 50.0, 500, 7);
+        base.records = true;
+        let engine = crate::simulate(&base).unwrap();
+        let pool = simulate_pool(&PoolSimConfig {
+            base,
+            requests: Arc::new(kinds),
+        })
+        .unwrap();
+        let works = |o: &SimOutput| -> Vec<f64> { o.records.iter().map(|r| r.work_ms).collect() };
+        assert_eq!(works(&engine), works(&pool));
+        assert!(works(&pool).iter().any(|&w| w != works(&pool)[0]));
     }
 
     #[test]

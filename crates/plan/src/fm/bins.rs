@@ -53,5 +53,6 @@ pub fn binned_problem(
         speedups.extend((0..n).map(|d| sums[b * n] / sums[b * n + d]));
         weight.push(count[b]);
     }
-    FmProblem::from_parts(params, profile.max_degree(), seq, speedups, weight)
+    let degrees = (1..=n).collect();
+    FmProblem::from_parts(params, profile.max_degree(), seq, speedups, weight, degrees)
 }

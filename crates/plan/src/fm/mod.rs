@@ -148,6 +148,9 @@ pub struct FmProblem {
     charges: Vec<f64>,
     weight: Vec<u32>,
     total_weight: u64,
+    /// The degrees a schedule's phases run at: 1, 2, ..., n by default (the paper's
+    /// search), or a ladder that skips degrees ([`FmProblem::with_degrees`]).
+    degrees: Vec<usize>,
 }
 
 /// The planner's model predictions for one schedule at one load.
@@ -164,30 +167,66 @@ pub struct Prediction {
 impl FmProblem {
     /// The exact problem: every profiled request, each with weight 1.
     pub fn new(profile: &DemandProfile, params: FmParams) -> Result<Self, PlanError> {
-        let n = params.max_degree;
+        let degrees: Vec<usize> = (1..=params.max_degree).collect();
+        Self::with_degrees(profile, params, &degrees)
+    }
+
+    /// The exact problem searched over a ladder of degrees: a request runs at
+    /// `degrees[0]` = 1, then `degrees[1]`, ..., and finishes at the last, which must be
+    /// `max_degree`, skipping the degrees in between. The paper's schedules may already
+    /// jump degrees (a zero interval, §4.1, Fig. 5's (t1 = 50, d3)); the ladder keeps
+    /// only those whose jumps are its own, so that a high degree costs the search as many
+    /// dimensions as the ladder has steps, not as many as the degree (tailor's departure,
+    /// docs/fm-planner.md). The table still lists every degree, the skipped ones with
+    /// zero intervals.
+    pub fn with_degrees(
+        profile: &DemandProfile,
+        params: FmParams,
+        degrees: &[usize],
+    ) -> Result<Self, PlanError> {
         let requests = profile.requests();
+        let profiled = profile.max_degree();
         Self::from_parts(
             params,
-            profile.max_degree(),
+            profiled,
             requests.iter().map(|r| r.seq_ms()).collect(),
             requests
                 .iter()
-                .flat_map(|r| (1..=n).map(move |d| r.speedup(d)))
+                .flat_map(|r| {
+                    degrees
+                        .iter()
+                        .map(move |&d| if d <= profiled { r.speedup(d) } else { 1.0 })
+                })
                 .collect(),
             vec![1; requests.len()],
+            degrees.to_vec(),
         )
     }
 
+    /// `speedups` holds each request's speedups at `degrees`.
     pub(crate) fn from_parts(
         params: FmParams,
         profiled_degree: usize,
         seq: Vec<f64>,
         speedups: Vec<f64>,
         weight: Vec<u32>,
+        degrees: Vec<usize>,
     ) -> Result<Self, PlanError> {
         let bad = |name, reason: String| Err(PlanError::BadParameter { name, reason });
         if params.max_degree == 0 {
             return bad("--max-degree", "must be at least 1".into());
+        }
+        if degrees.first() != Some(&1)
+            || degrees.windows(2).any(|w| w[0] >= w[1])
+            || degrees.last() != Some(&params.max_degree)
+        {
+            return bad(
+                "--degrees",
+                format!(
+                    "must rise from 1 to --max-degree {} without repeating, found {degrees:?}",
+                    params.max_degree
+                ),
+            );
         }
         if params.max_degree > MAX_DEGREE {
             return bad(
@@ -256,14 +295,14 @@ impl FmProblem {
             );
         }
         let grid_len = steps as usize + 1;
-        let schedules = (grid_len as f64).powi(params.max_degree as i32 - 1);
+        let schedules = (grid_len as f64).powi(degrees.len() as i32 - 1);
         if schedules > MAX_SCHEDULES {
             return Err(PlanError::TooLarge {
                 schedules,
                 limit: MAX_SCHEDULES,
             });
         }
-        let n = params.max_degree;
+        let n = degrees.len();
         for (r, &x) in seq.iter().enumerate() {
             let s = &speedups[r * n..(r + 1) * n];
             if !(x.is_finite() && x > 0.0) || s.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
@@ -286,7 +325,7 @@ impl FmProblem {
             .flat_map(|s| {
                 s.iter()
                     .enumerate()
-                    .map(|(i, &x)| params.thread_model.charge(i + 1, x))
+                    .map(|(i, &x)| params.thread_model.charge(degrees[i], x))
             })
             .collect();
         Ok(FmProblem {
@@ -298,6 +337,7 @@ impl FmProblem {
             charges,
             weight,
             total_weight,
+            degrees,
         })
     }
 
@@ -316,8 +356,21 @@ impl FmProblem {
         self.seq.is_empty()
     }
 
+    /// The number of phases a schedule has (v0 included): n for the paper's search, the
+    /// ladder's length with [`FmProblem::with_degrees`].
     fn n(&self) -> usize {
-        self.params.max_degree
+        self.degrees.len()
+    }
+
+    /// A schedule over the ladder's phases written over every degree 1..=max_degree, as
+    /// the table lists it: a skipped degree runs for zero ms.
+    fn expand(&self, phases_ms: &[f64]) -> Vec<f64> {
+        let mut full = vec![0.0; self.params.max_degree];
+        full[0] = phases_ms[0];
+        for (i, &v) in phases_ms.iter().enumerate().skip(1) {
+            full[self.degrees[i - 1]] = v;
+        }
+        full
     }
 
     fn s(&self, r: usize) -> &[f64] {
@@ -344,7 +397,7 @@ impl FmProblem {
         assert_eq!(
             schedule_ms.len(),
             self.n(),
-            "a schedule has max_degree intervals"
+            "a schedule has an interval per phase"
         );
         let mut times = Vec::with_capacity(self.len());
         let (mut sum_time, mut sum_threads) = (0.0, 0.0);
@@ -467,7 +520,7 @@ pub(crate) fn build_table(
                 WaitModel::Running => {
                     let within =
                         load as f64 <= p.target_parallelism * (1.0 + PARALLELISM_TOLERANCE);
-                    let mut g = vec![y_index; p.max_degree];
+                    let mut g = vec![y_index; problem.n()];
                     if within {
                         g[0] = 0;
                     }
@@ -480,12 +533,12 @@ pub(crate) fn build_table(
                 })
             }
         };
-        let intervals_ms: Vec<f64> = grid.iter().map(|j| problem.grid(*j as usize)).collect();
-        let prediction = problem.evaluate(&intervals_ms, load);
+        let phases_ms: Vec<f64> = grid.iter().map(|j| problem.grid(*j as usize)).collect();
+        let prediction = problem.evaluate(&phases_ms, load);
         rows.push(IntervalRow {
             load,
             admit_on_exit,
-            intervals_ms,
+            intervals_ms: problem.expand(&phases_ms),
             tail_ms: prediction.tail_ms,
             mean_ms: prediction.mean_ms,
             parallelism: prediction.parallelism,
