@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use clap::Args;
 use tailor_workloads::search::{
-    default_data_dir, prepare, IndexOrigin, PrepareEvent, PreparedSearch, SearchSetup,
+    default_data_dir, prepare, IndexOrigin, PrepareEvent, PreparedSearch, SearchSetup, Shard,
     DEFAULT_QUERIES, DEFAULT_SEGMENTS,
 };
 
@@ -33,6 +33,10 @@ pub(crate) struct SearchArgs {
     /// $XDG_CACHE_HOME/tailor, else ~/.cache/tailor.
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
+    /// Index one shard of the corpus: I/S is shard I (from 0) of S, the documents at
+    /// positions I, I + S, I + 2S, ... (each shard keeps its own index and queries).
+    #[arg(long, value_name = "I/S", value_parser = Shard::parse)]
+    shard: Option<Shard>,
 }
 
 impl SearchArgs {
@@ -48,6 +52,7 @@ impl SearchArgs {
             segments: self.segments,
             queries: self.query_count,
             seed: self.query_seed,
+            shard: self.shard,
         }
     }
 

@@ -16,7 +16,7 @@ pub use cost::{QueryCost, MAX_AUTOMATON_TERMS, MAX_FUZZY_WORDS, MAX_PATTERN_BYTE
 pub use index::{IndexError, IndexOrigin, SearchIndex};
 pub use job::{Hit, SearchJob, SearchResult, SegmentPart, TOP_K};
 pub use prepare::{
-    default_data_dir, prepare, PrepareEvent, PreparedSearch, SearchError, SearchSetup,
+    default_data_dir, prepare, PrepareEvent, PreparedSearch, SearchError, SearchSetup, Shard,
     DEFAULT_QUERIES, DEFAULT_SEGMENTS,
 };
 pub use queries::{generate_queries, read_queries, write_queries, QuerySpec};

@@ -28,6 +28,51 @@ pub struct SearchSetup {
     pub queries: usize,
     /// The queries' seed.
     pub seed: u64,
+    /// One shard of the corpus instead of all of it (fan-out, issue #24).
+    pub shard: Option<Shard>,
+}
+
+/// One shard of a corpus split `count` ways: the documents at positions `index`,
+/// `index + count`, `index + 2 count`, ... of the corpus, so the shards partition it and
+/// each gets a like mix of documents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// Which shard, from 0.
+    pub index: usize,
+    /// How many shards the corpus is split into.
+    pub count: usize,
+}
+
+impl Shard {
+    /// The most shards a corpus may be split into.
+    pub const MAX_COUNT: usize = 10_000;
+
+    /// Parses `I/S`: shard I (from 0) of S.
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let form = format!("expected I/S, shard I (from 0) of S shards, found {text:?}");
+        let (i, s) = text.split_once('/').ok_or_else(|| form.clone())?;
+        let (Ok(index), Ok(count)) = (i.trim().parse::<usize>(), s.trim().parse::<usize>()) else {
+            return Err(form);
+        };
+        if count == 0 || count > Self::MAX_COUNT {
+            return Err(format!(
+                "S, the number of shards, must be from 1 to {}, found {count}",
+                Self::MAX_COUNT
+            ));
+        }
+        if index >= count {
+            return Err(format!(
+                "I, the shard, must be from 0 to {} for {count} shards, found {index}",
+                count - 1
+            ));
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// Whether the document at `position` of the corpus belongs to this shard.
+    pub fn holds(&self, position: usize) -> bool {
+        position % self.count == self.index
+    }
 }
 
 impl SearchSetup {
@@ -40,12 +85,21 @@ impl SearchSetup {
             segments: DEFAULT_SEGMENTS,
             queries: DEFAULT_QUERIES,
             seed: 1,
+            shard: None,
         }
     }
 
     /// A short name for the corpus, used in file names: `gcide`, or the file's stem and
-    /// size.
+    /// size, with `-shardIofS` for a shard.
     fn corpus_name(&self) -> Result<String, SearchError> {
+        let whole = self.whole_corpus_name()?;
+        Ok(match self.shard {
+            Some(s) => format!("{whole}-shard{}of{}", s.index, s.count),
+            None => whole,
+        })
+    }
+
+    fn whole_corpus_name(&self) -> Result<String, SearchError> {
         match &self.corpus {
             None => Ok("gcide".into()),
             Some(path) => {
@@ -164,6 +218,7 @@ pub fn prepare(
     // The corpus is read only when the index must be built.
     let mut read_error = None;
     let corpus = setup.corpus.clone();
+    let shard = setup.shard;
     let (index, origin) = {
         let mut indexing = |done, total| events(PrepareEvent::Indexing(done, total));
         let read = || {
@@ -171,11 +226,31 @@ pub fn prepare(
                 None => read_gcide(),
                 Some(path) => read_corpus_file(path),
             };
-            docs.map_err(|e| {
+            let docs = docs.map(|docs| match shard {
+                Some(shard) => {
+                    let all = docs.len();
+                    let held: Vec<_> = docs
+                        .into_iter()
+                        .enumerate()
+                        .filter(|(position, _)| shard.holds(*position))
+                        .map(|(_, doc)| doc)
+                        .collect();
+                    (held, Some(all))
+                }
+                None => (docs, None),
+            });
+            let (docs, all) = docs.map_err(|e| {
                 let text = e.to_string();
                 read_error = Some(e);
                 text
-            })
+            })?;
+            match (shard, all) {
+                (Some(shard), Some(all)) if docs.is_empty() => Err(format!(
+                    "shard {}/{}: the corpus has {all} documents, too few for {} shards",
+                    shard.index, shard.count, shard.count
+                )),
+                _ => Ok(docs),
+            }
         };
         match SearchIndex::open_or_build(&dir, &name, setup.segments, read, &mut indexing) {
             Ok(x) => x,
@@ -206,4 +281,92 @@ pub fn prepare(
         queries,
         queries_path: path,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+    use crate::search::{generated_corpus, SearchJob};
+
+    #[test]
+    fn shards_parse_with_errors_that_name_the_part() {
+        assert_eq!(Shard::parse("1/3"), Ok(Shard { index: 1, count: 3 }));
+        assert_eq!(Shard::parse("0/1"), Ok(Shard { index: 0, count: 1 }));
+        for (bad, says) in [
+            ("3/3", "from 0 to 2"),
+            ("0/0", "from 1 to"),
+            ("1", "expected I/S"),
+            ("a/2", "expected I/S"),
+            ("-1/2", "expected I/S"),
+            ("0/10001", "from 1 to 10000"),
+        ] {
+            let e = Shard::parse(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_shards_partition_the_corpus_and_every_query_s_matches() {
+        let dir = tempfile::tempdir().unwrap();
+        let corpus = dir.path().join("corpus.jsonl");
+        let mut f = std::fs::File::create(&corpus).unwrap();
+        for doc in generated_corpus(600, 3) {
+            let line = serde_json::json!({"title": doc.title, "body": doc.body});
+            writeln!(f, "{line}").unwrap();
+        }
+        drop(f);
+        let setup = |shard| SearchSetup {
+            data_dir: dir.path().join("data"),
+            corpus: Some(corpus.clone()),
+            segments: 2,
+            queries: 40,
+            seed: 5,
+            shard,
+        };
+        let whole = prepare(&setup(None), &mut |_| {}).unwrap();
+        let shards: Vec<PreparedSearch> = (0..3)
+            .map(|index| prepare(&setup(Some(Shard { index, count: 3 })), &mut |_| {}).unwrap())
+            .collect();
+        let docs = |p: &PreparedSearch| p.index.searcher().num_docs();
+        assert_eq!(docs(&whole), 600);
+        assert!(shards.iter().all(|s| docs(s) == 200));
+        // Each shard keeps its own index and queries beside the whole corpus's.
+        assert_ne!(shards[0].queries_path, whole.queries_path);
+        assert_ne!(shards[0].queries_path, shards[1].queries_path);
+        // The whole corpus's queries match as many documents as the shards' together.
+        let count = |p: &PreparedSearch, q: &crate::search::QuerySpec| {
+            SearchJob::new(p.index.clone(), q.build(&p.index).unwrap(), None)
+                .with_limits(q.limits())
+                .search_with_tantivy(None)
+                .unwrap()
+                .count
+        };
+        let mut matched = 0;
+        for q in &whole.queries {
+            let total = count(&whole, q);
+            let parts: usize = shards.iter().map(|s| count(s, q)).sum();
+            assert_eq!(total, parts, "{}", q.label());
+            matched += usize::from(total > 0);
+        }
+        assert!(matched > 10, "only {matched} queries match anything");
+    }
+
+    #[test]
+    fn a_shard_with_no_documents_is_refused_naming_the_shard() {
+        let dir = tempfile::tempdir().unwrap();
+        let corpus = dir.path().join("tiny.txt");
+        std::fs::write(&corpus, "one document\nanother document\n").unwrap();
+        let setup = SearchSetup {
+            data_dir: dir.path().join("data"),
+            corpus: Some(corpus),
+            segments: 1,
+            queries: 5,
+            seed: 1,
+            shard: Some(Shard { index: 4, count: 5 }),
+        };
+        let e = prepare(&setup, &mut |_| {}).unwrap_err().to_string();
+        assert!(e.contains("shard 4/5") && e.contains("2 documents"), "{e}");
+    }
 }
