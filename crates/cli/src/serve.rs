@@ -71,6 +71,11 @@ pub(crate) struct ServeArgs {
     /// printed it (default: calibrated now).
     #[arg(long, value_parser = bounds::SPIN_RATE)]
     spin_rate: Option<f64>,
+    /// Stall at random, as a noisy replica does (issue #24): stalls start RATE_PER_S
+    /// times a second (Poisson, seeded by --seed) and last LENGTH_MS each; every request
+    /// waits at its next unit boundary while one lasts.
+    #[arg(long, value_name = "RATE_PER_S:LENGTH_MS", value_parser = crate::simulate::parse_noise)]
+    noise: Option<tailor_core::Noise>,
     #[command(flatten)]
     search: SearchArgs,
 }
@@ -128,8 +133,15 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
     rc.quantum_ms = args.quantum_ms;
     rc.workers = args.workers;
     rc.queue_bound = args.queue_bound;
+    rc.noise = args.noise.map(|n| (n, args.seed));
     let runtime = Runtime::start(rc)?;
     eprintln!("tailor: {}", runtime.boost_mode());
+    if let Some(n) = args.noise {
+        eprintln!(
+            "tailor: noise: stalls of {} ms start {} times a second",
+            n.length_ms, n.rate_per_s
+        );
+    }
     let config = ServeConfig {
         max_body_bytes: args.max_body_bytes,
         max_connections: args.max_connections,

@@ -163,7 +163,7 @@ fn parse_reissue(text: &str) -> Result<Reissue, String> {
     Reissue::parse(text).map_err(|e| e.to_string())
 }
 
-fn parse_noise(text: &str) -> Result<Noise, String> {
+pub(crate) fn parse_noise(text: &str) -> Result<Noise, String> {
     Noise::parse(text).map_err(|e| e.to_string())
 }
 

@@ -131,3 +131,26 @@ fn plan_reissue_prints_a_single_r_policy_within_the_budget() {
         assert_refused(&tailor(&all), needle, &format!("{args:?}"));
     }
 }
+
+#[test]
+fn serve_refuses_bad_noise_and_shards_before_it_starts() {
+    for (args, needle) in [
+        (vec!["--noise", "2"], "RATE_PER_S:LENGTH_MS"),
+        (vec!["--noise", "2:0"], "LENGTH_MS"),
+        (vec!["--noise", "x:5"], "RATE_PER_S"),
+        (vec!["--shard", "2/2"], "from 0 to 1"),
+        (vec!["--shard", "0/0"], "from 1 to"),
+    ] {
+        let mut all = vec![
+            "serve",
+            "--workload",
+            "synthetic:const:1",
+            "--policy",
+            "seq",
+            "--listen",
+            "127.0.0.1:0",
+        ];
+        all.extend(args.iter().copied());
+        assert_refused(&tailor(&all), needle, &format!("{args:?}"));
+    }
+}

@@ -22,6 +22,7 @@ mod admission;
 pub mod emulate;
 mod handle;
 mod metrics;
+mod noise;
 mod priority;
 mod request;
 mod runtime;

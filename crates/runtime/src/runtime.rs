@@ -6,11 +6,12 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
-use tailor_core::{Job, Policy};
+use tailor_core::{Job, Noise, Policy};
 
 use crate::admission::{Admitter, Decision};
 use crate::handle::{oneshot, Handle, RequestError, Timing};
 use crate::metrics::{Metrics, MetricsSnapshot};
+use crate::noise::StallGate;
 use crate::priority::{set_current_nice, BoostMode};
 use crate::request::{Core, Request, Work};
 
@@ -33,6 +34,9 @@ pub struct RuntimeConfig {
     pub queue_bound: usize,
     /// How boosting sets priorities; `None` finds out what the process may do.
     pub boost_mode: Option<BoostMode>,
+    /// Injected stalls and their seed (docs/fanout.md): every thread waits at its next
+    /// unit boundary while one lasts. `None`: no stalls.
+    pub noise: Option<(Noise, u64)>,
 }
 
 impl RuntimeConfig {
@@ -46,6 +50,7 @@ impl RuntimeConfig {
             threads: None,
             queue_bound: 100_000,
             boost_mode: None,
+            noise: None,
         }
     }
 }
@@ -127,6 +132,8 @@ pub(crate) struct Shared {
     /// Signalled when the load falls to zero.
     idle: (Mutex<()>, Condvar),
     boost_mode: BoostMode,
+    /// Injected stalls (none unless configured).
+    stall: StallGate,
 }
 
 /// A running tailor runtime. Submit requests with [`Runtime::submit`]; stop it with
@@ -176,6 +183,7 @@ impl Runtime {
             next_id: AtomicU64::new(0),
             idle: (Mutex::new(()), Condvar::new()),
             boost_mode,
+            stall: StallGate::new(),
             config,
         });
         let (ordinary_nice, boosted_nice) = boost_mode.nice_values();
@@ -215,6 +223,13 @@ impl Runtime {
                 )?);
             }
         }
+        if let Some((noise, seed)) = shared.config.noise {
+            let s = shared.clone();
+            handles.push(spawn(
+                "tailor-noise".into(),
+                Box::new(move || s.stall.run(noise, seed)),
+            )?);
+        }
         if !shared.config.policy.uses_worker_pool() {
             let s = shared.clone();
             handles.push(spawn(
@@ -238,6 +253,11 @@ impl Runtime {
     /// The policy it runs.
     pub fn policy(&self) -> &Policy {
         &self.shared.config.policy
+    }
+
+    /// Injected stalls begun so far ([`RuntimeConfig::noise`]).
+    pub fn stalls(&self) -> u64 {
+        self.shared.stall.stalls.load(Ordering::Relaxed)
     }
 
     /// Submits a request arriving now.
@@ -297,6 +317,8 @@ impl Runtime {
     fn begin_stop(&self, how: Shutdown) {
         let s = &self.shared;
         s.admitter.stop_accepting();
+        // No stall outlasts the stop.
+        s.stall.stop();
         if how == Shutdown::Cancel {
             for work in s.admitter.take_waiting() {
                 s.metrics.cancelled.fetch_add(1, Ordering::Relaxed);
@@ -565,6 +587,7 @@ fn work_on(s: &Arc<Shared>, work: &Arc<dyn Work>, role: Role) {
         if role != Role::Boost && core.boosted.load(Ordering::Acquire) {
             break;
         }
+        s.stall.pass();
         let Some(i) = core.claim() else { break };
         let result = if joined {
             work.run_unit(i)

@@ -367,3 +367,42 @@ fn the_handle_can_be_awaited() {
     };
     assert_eq!(done.output, vec![0, 1, 2]);
 }
+
+// ---------------------------------------------------------------------------------------
+// Injected stalls (issue #24)
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn stalls_hold_every_request_at_a_unit_boundary_and_all_complete() {
+    // Stalls of 20 ms starting 200 times a second (seeded gaps): 20 requests of 1 ms
+    // (ten 0.1 ms units) on one worker, about 20 ms of work, take longer by the stalls
+    // that begin while they run; every one still completes.
+    let mut c = config(1, Policy::Seq);
+    c.noise = Some((
+        tailor_core::Noise {
+            rate_per_s: 200.0,
+            length_ms: 20.0,
+        },
+        7,
+    ));
+    let rt = Runtime::start(c).unwrap();
+    let started = Instant::now();
+    let handles: Vec<_> = (0..20)
+        .map(|_| rt.submit(Spin::new(10, 100)).unwrap())
+        .collect();
+    for h in handles {
+        assert_eq!(h.wait().unwrap().output.len(), 10);
+    }
+    let took = started.elapsed();
+    // With this seed the first two stalls begin within the 20 ms of work: at least
+    // 20 + 2 x 20 ms (measured: 60.2-60.4 ms).
+    assert!(rt.stalls() >= 2, "{} stalls", rt.stalls());
+    assert!(
+        took >= Duration::from_millis(50),
+        "took {took:?} with stalls"
+    );
+    // Shutdown ends the stall thread at once.
+    let stopping = Instant::now();
+    rt.shutdown(Shutdown::Drain);
+    assert!(stopping.elapsed() < Duration::from_secs(5));
+}
