@@ -59,6 +59,9 @@ def main():
     a.add_argument("--loads", default="0.2,0.3,0.4,0.5,0.6,0.7")
     a.add_argument("--grid-load", type=float, default=0.3)
     a.add_argument("--iterations", type=int, default=2, help="re-plans from a log under the plan")
+    a.add_argument("--plan-margin", type=float, default=1.0,
+                   help="plan SingleR and SingleD for this fraction of the budget (runs scatter "
+                        "around the planned spend; 0.95 keeps them under it)")
     a.add_argument("--quick", action="store_true")
     a.add_argument("--out", default=None)
     args = a.parse_args()
@@ -76,20 +79,22 @@ def main():
     tmp = tempfile.mkdtemp(prefix="tailor-fanout-")
     rows = []
     lines = [f"fan-out: {args.shards} shards x {args.replicas} replicas of {args.cores} cores, policy {args.policy}, "
-             f"demand {args.demand} (mean {mean:.2f} ms), noise {args.noise}, budget {args.budget:.0%}, "
+             f"demand {args.demand} (mean {mean:.2f} ms), noise {args.noise}, budget {args.budget:.0%} "
+             f"(planned for {args.plan_margin:g} of it), "
              f"p{args.percentile:g} of {args.queries} queries, median of {args.seeds} seeds",
              f"{'load':>5} {'rps':>7} | {'none':>8} | {'single-d':>18} | {'hedge':>18} | {'single-r (planned)':>26} | r vs d  r vs h  r vs none"]
     for load in [float(x) for x in args.loads.split(",")]:
         rps = round(load * args.cores * args.replicas * 1000.0 / mean, 3)
         log = os.path.join(tmp, f"log-{load}.csv")
         sim(common, rps, 1000, "none", log)
-        first = plan(log, args.budget, args.percentile)
+        planned_budget = args.budget * args.plan_margin
+        first = plan(log, planned_budget, args.percentile)
         # The paper's iterative adaptation: plan again from a log under the plan, here
         # --iterations times.
         second = first
         for i in range(args.iterations):
             sim(common, rps, 1001 + i, second["policy"], log)
-            second = plan(log, args.budget, args.percentile)
+            second = plan(log, planned_budget, args.percentile)
         # Hedging's rate drifts above 1 - P (the hedged answers it remembers are short),
         # so at an equal budget its percentile is the lowest of 95, 95.5, ..., 99.9 that stays
         # within the budget on the logging seed.
