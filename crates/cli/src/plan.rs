@@ -194,6 +194,17 @@ pub(crate) struct FmArgs {
     /// How Eq. 1-2 charge a request's threads at degree d.
     #[arg(long, value_enum, default_value_t = Threads::Held)]
     thread_model: Threads,
+    /// Search only schedules that step through these degrees, such as 1,2,4,8: from 1
+    /// up to --max-degree, skipping the rest (they get zero intervals in the table), so
+    /// a high --max-degree costs the search as many intervals as the list has entries
+    /// (docs/fm-planner.md, "A ladder of degrees"). Default: every degree.
+    #[arg(
+        long,
+        value_name = "D1,D2,...",
+        value_delimiter = ',',
+        conflicts_with = "bins"
+    )]
+    degrees: Option<Vec<usize>>,
 }
 
 /// How many threads a request at degree d keeps busy (`tailor_core::ThreadModel`), for
@@ -275,7 +286,10 @@ fn fm(args: FmArgs) -> anyhow::Result<()> {
         },
         thread_model: args.thread_model.into(),
     };
-    let exact = FmProblem::new(&profile, params.clone())?;
+    let exact = match &args.degrees {
+        Some(degrees) => FmProblem::with_degrees(&profile, params.clone(), degrees)?,
+        None => FmProblem::new(&profile, params.clone())?,
+    };
     let problem = match args.bins {
         Some(k) => binned_problem(&profile, params, k)?,
         None => exact.clone(),

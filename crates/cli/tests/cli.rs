@@ -54,6 +54,32 @@ fn plan_fm_reproduces_the_shipped_figure_5_table() {
 }
 
 #[test]
+fn plan_fm_searches_a_ladder_of_degrees_on_request() {
+    // Figure 5 with degree 2 skipped: every row spends no time at degree 2, and load 3
+    // keeps the paper's own schedule, 50 ms alone then degree 3 (0, 50, 0).
+    let out = plan_fig5(&["--degrees", "1,3"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(got["max_degree"], 3);
+    for row in got["rows"].as_array().unwrap() {
+        assert_eq!(row["intervals_ms"][2], 0.0, "{row}");
+    }
+    assert_eq!(
+        got["rows"][2]["intervals_ms"],
+        serde_json::json!([0.0, 50.0, 0.0])
+    );
+    for (ladder, needle) in [("1,2", "--degrees"), ("2,3", "--degrees"), ("1,x", "x")] {
+        let out = plan_fig5(&["--degrees", ladder]);
+        assert_refused(&out, needle, ladder);
+    }
+    assert_refused(
+        &plan_fig5(&["--degrees", "1,3", "--bins", "2"]),
+        "--bins",
+        "a ladder with bins",
+    );
+}
+
+#[test]
 fn plan_fm_keeps_the_papers_literal_reading_selectable() {
     let out = plan_fig5(&["--wait-model", "paper"]);
     assert!(out.status.success(), "{}", stderr(&out));
