@@ -644,6 +644,17 @@ fn rejects_bad_parameters_by_name() {
             profiled: 2
         }
     ));
+    // Binned planning says the same, not that a ladder is malformed.
+    let err = binned_problem(
+        &profile,
+        FmParams {
+            max_degree: 3,
+            ..ok.clone()
+        },
+        2,
+    )
+    .unwrap_err();
+    assert!(matches!(err, PlanError::ProfileTooShallow { .. }), "{err}");
     let err = FmProblem::new(
         &profile,
         FmParams {

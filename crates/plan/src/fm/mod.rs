@@ -216,18 +216,6 @@ impl FmProblem {
         if params.max_degree == 0 {
             return bad("--max-degree", "must be at least 1".into());
         }
-        if degrees.first() != Some(&1)
-            || degrees.windows(2).any(|w| w[0] >= w[1])
-            || degrees.last() != Some(&params.max_degree)
-        {
-            return bad(
-                "--degrees",
-                format!(
-                    "must rise from 1 to --max-degree {} without repeating, found {degrees:?}",
-                    params.max_degree
-                ),
-            );
-        }
         if params.max_degree > MAX_DEGREE {
             return bad(
                 "--max-degree",
@@ -239,6 +227,18 @@ impl FmProblem {
                 max_degree: params.max_degree,
                 profiled: profiled_degree,
             });
+        }
+        if degrees.first() != Some(&1)
+            || degrees.windows(2).any(|w| w[0] >= w[1])
+            || degrees.last() != Some(&params.max_degree)
+        {
+            return bad(
+                "--degrees",
+                format!(
+                    "must rise from 1 to --max-degree {} without repeating, found {degrees:?}",
+                    params.max_degree
+                ),
+            );
         }
         if !(params.target_parallelism.is_finite() && params.target_parallelism > 0.0) {
             return bad(
