@@ -125,6 +125,17 @@ pub(crate) fn projection_degree(units: &[UnitTimes]) -> usize {
 /// (`FmProblem::with_degrees`), capped at the projected profile's highest degree.
 const LADDER: [usize; 5] = [1, 2, 4, 8, 16];
 
+/// The most grid points per interval FM's projection plans with: the ladder's five
+/// phases search the grid to the power 4, and 150^4 is half the planner's limit of 1e9.
+const MAX_GRID: f64 = 150.0;
+
+/// The FM grid step for a profile whose longest query takes `longest_ms`: the demo's
+/// 0.25 ms, or a coarser multiple of it that keeps the grid within [`MAX_GRID`] points.
+fn planning_step_ms(longest_ms: f64) -> f64 {
+    let step = super::demo::STEP_MS;
+    step.max((longest_ms / MAX_GRID / step).ceil() * step)
+}
+
 /// FM's ladder for a profile whose highest degree is `max_degree`: the doubling degrees
 /// below it, then `max_degree` itself.
 fn ladder(max_degree: usize) -> Vec<usize> {
@@ -156,7 +167,7 @@ pub(crate) fn simulate_projection(
         .iter()
         .map(|r| r.seq_ms())
         .fold(0.0, f64::max);
-    let step_ms = super::demo::STEP_MS;
+    let step_ms = planning_step_ms(longest);
     let fm = plan_fm(
         &FmProblem::with_degrees(
             profile,
@@ -315,6 +326,28 @@ mod tests {
         UnitTimes {
             units_ms: ms.to_vec(),
             merge_ms: merge,
+        }
+    }
+
+    #[test]
+    fn the_ladder_doubles_up_to_the_highest_degree() {
+        assert_eq!(ladder(1), vec![1]);
+        assert_eq!(ladder(2), vec![1, 2]);
+        assert_eq!(ladder(12), vec![1, 2, 4, 8, 12]);
+        assert_eq!(ladder(16), vec![1, 2, 4, 8, 16]);
+    }
+
+    #[test]
+    fn the_planning_grid_stays_small_for_long_queries() {
+        assert_eq!(planning_step_ms(17.65), 0.25);
+        for longest in [37.5, 44.0, 50.0, 400.0, 10_000.0] {
+            let step = planning_step_ms(longest);
+            let points = (longest / step).ceil() + 1.0;
+            assert!(
+                points <= MAX_GRID + 1.0,
+                "{longest} ms: step {step}, {points} points"
+            );
+            assert_eq!((step / 0.25).fract(), 0.0, "{step}");
         }
     }
 

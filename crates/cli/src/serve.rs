@@ -71,9 +71,9 @@ pub(crate) struct ServeArgs {
     /// printed it (default: calibrated now).
     #[arg(long, value_parser = bounds::SPIN_RATE)]
     spin_rate: Option<f64>,
-    /// Stall at random, as a noisy replica does (issue #24): stalls start RATE_PER_S
-    /// times a second (Poisson, seeded by --seed) and last LENGTH_MS each; every request
-    /// waits at its next unit boundary while one lasts.
+    /// Stall at random, as a noisy replica does (issue #24): exponential gaps of rate
+    /// RATE_PER_S between stalls (seeded by --seed), each LENGTH_MS long, as the
+    /// simulator's --noise; every request waits at its next unit boundary while one lasts.
     #[arg(long, value_name = "RATE_PER_S:LENGTH_MS", value_parser = crate::simulate::parse_noise)]
     noise: Option<tailor_core::Noise>,
     #[command(flatten)]

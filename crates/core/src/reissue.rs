@@ -85,8 +85,9 @@ impl Reissue {
     }
 }
 
-/// Replicas that stall at random: stall starts a Poisson process of `rate_per_s` per
-/// replica, each stall `length_ms` long.
+/// Replicas that stall at random: per replica, exponential gaps of rate `rate_per_s`
+/// from the end of one stall to the start of the next, each stall `length_ms` long (so
+/// stalls start 1 / (1 / rate + length) times a second).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Noise {
     /// Stalls per second per replica.

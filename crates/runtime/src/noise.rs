@@ -1,11 +1,13 @@
 //! Injected stalls: a runtime that pauses at random, as real servers do (a garbage
 //! collection, a compaction, a noisy neighbour), for the fan-out experiments (issue #24).
 //!
-//! Stalls start as a Poisson process of `rate_per_s` and last `length_ms` each, as in the
-//! simulator (`tailor_core::Noise`). During a stall every thread of the runtime waits at
-//! its next unit boundary, like threads stopped at a safepoint: running requests make no
-//! progress and newly admitted ones do not start their first unit. A stall ends early
-//! when the runtime stops, so shutdown never waits one out.
+//! As in the simulator (`tailor_core::Noise`, crates/sim/src/fanout.rs), the gap from the
+//! end of one stall to the start of the next is exponential with rate `rate_per_s`, and
+//! each stall lasts `length_ms`: stalls start 1 / (1 / rate + length) times a second.
+//! During a stall every pool thread waits at its next unit boundary, like threads stopped
+//! at a safepoint: units make no progress and admitted requests do not start. A request's
+//! serial part (its merge) is not held. A stall ends early when the runtime stops, so
+//! shutdown never waits one out.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -43,10 +45,11 @@ impl StallGate {
         u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 
-    /// Called by a thread between units: waits while a stall lasts. One atomic load when
-    /// no stall has ever begun.
+    /// Called by a thread between units: waits while a stall lasts. Outside a stall it
+    /// takes no lock: one atomic load before the first stall, then a clock read too.
     pub(crate) fn pass(&self) {
-        if self.until_ns.load(Ordering::Acquire) == 0 {
+        let until = self.until_ns.load(Ordering::Acquire);
+        if until == 0 || self.now_ns() >= until || self.stopping.load(Ordering::Acquire) {
             return;
         }
         let mut guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());

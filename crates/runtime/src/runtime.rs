@@ -575,6 +575,9 @@ fn work_on(s: &Arc<Shared>, work: &Arc<dyn Work>, role: Role) {
     let self_schedules = role == Role::Main && s.config.policy.self_schedules();
     let mut joined = false;
     loop {
+        // An injected stall holds the thread here, before the tests below, so that what
+        // happened during it (a cancel, a boost) is seen before the next unit.
+        s.stall.pass();
         // A cancelling shutdown, or a submitter that cancelled this request: skip the
         // units left (the merge sees the same test).
         if s.cancelling.load(Ordering::Acquire) || work.cancelled() {
@@ -587,7 +590,6 @@ fn work_on(s: &Arc<Shared>, work: &Arc<dyn Work>, role: Role) {
         if role != Role::Boost && core.boosted.load(Ordering::Acquire) {
             break;
         }
-        s.stall.pass();
         let Some(i) = core.claim() else { break };
         let result = if joined {
             work.run_unit(i)

@@ -374,9 +374,9 @@ fn the_handle_can_be_awaited() {
 
 #[test]
 fn stalls_hold_every_request_at_a_unit_boundary_and_all_complete() {
-    // Stalls of 20 ms starting 200 times a second (seeded gaps): 20 requests of 1 ms
-    // (ten 0.1 ms units) on one worker, about 20 ms of work, take longer by the stalls
-    // that begin while they run; every one still completes.
+    // Stalls of 20 ms with seeded exponential gaps of mean 5 ms between them (40 stalls
+    // a second): 20 requests of 1 ms (ten 0.1 ms units) on one worker, about 20 ms of
+    // work, take longer by the stalls that begin while they run; every one completes.
     let mut c = config(1, Policy::Seq);
     c.noise = Some((
         tailor_core::Noise {
