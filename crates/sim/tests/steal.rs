@@ -34,34 +34,54 @@ fn run_dissolving(
     rps: f64,
     n: usize,
 ) -> SimOutput {
-    run_on(4, None, policy, dissolve, demand, arrivals, rps, n)
+    let machine = Machine {
+        dissolve,
+        ..Machine::default()
+    };
+    machine.run(policy, demand, arrivals, rps, n)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_on(
+/// The simulated machine: its cores, whether idle cores sleep, and how marks dissolve.
+struct Machine {
     cores: usize,
     sleep: Option<Sleep>,
-    policy: StealPolicy,
     dissolve: Dissolve,
-    demand: Demand,
-    arrivals: Arrivals,
-    rps: f64,
-    n: usize,
-) -> SimOutput {
-    let demand =
-        DemandModel::new(demand, Some(SpeedupSpec::Curve(Speedup::Linear))).expect("demand");
-    let mut base = SimConfig::new(cores, Policy::Seq, demand, arrivals, rps, n, 5);
-    base.warmup = Some(0);
-    base.records = true;
-    base.target_ms = Some(20.0);
-    simulate_steal(&StealSimConfig {
-        base,
-        policy,
-        unit_ms: 0.25,
-        dissolve,
-        sleep,
-    })
-    .expect("runs")
+}
+
+impl Default for Machine {
+    fn default() -> Self {
+        Machine {
+            cores: 4,
+            sleep: None,
+            dissolve: Dissolve::Prompt,
+        }
+    }
+}
+
+impl Machine {
+    fn run(
+        &self,
+        policy: StealPolicy,
+        demand: Demand,
+        arrivals: Arrivals,
+        rps: f64,
+        n: usize,
+    ) -> SimOutput {
+        let demand =
+            DemandModel::new(demand, Some(SpeedupSpec::Curve(Speedup::Linear))).expect("demand");
+        let mut base = SimConfig::new(self.cores, Policy::Seq, demand, arrivals, rps, n, 5);
+        base.warmup = Some(0);
+        base.records = true;
+        base.target_ms = Some(20.0);
+        simulate_steal(&StealSimConfig {
+            base,
+            policy,
+            unit_ms: 0.25,
+            dissolve: self.dissolve,
+            sleep: self.sleep,
+        })
+        .expect("runs")
+    }
 }
 
 /// Steal-first on `cores` cores with sleeping modelled (spin 0.05 ms, wake 0.5 ms), or not.
@@ -71,17 +91,12 @@ fn sleepy(cores: usize, sleep: bool, demand: Demand, at: Vec<f64>) -> SimOutput 
         spin_ms: 0.05,
         wake_ms: 0.5,
     });
-    let policy = StealPolicy::StealFirst;
-    run_on(
+    let machine = Machine {
         cores,
         sleep,
-        policy,
-        Dissolve::Prompt,
-        demand,
-        Arrivals::Trace(at),
-        1.0,
-        n,
-    )
+        ..Machine::default()
+    };
+    machine.run(StealPolicy::StealFirst, demand, Arrivals::Trace(at), 1.0, n)
 }
 
 #[test]
@@ -125,12 +140,12 @@ fn sleep_with_no_wake_up_cost_matches_cores_that_never_sleep() {
         sd_ms: 13.0,
     };
     let go = |sleep| {
-        let (p, d) = (StealPolicy::StealFirst, Dissolve::Prompt);
-        run_on(
-            4,
+        let machine = Machine {
             sleep,
-            p,
-            d,
+            ..Machine::default()
+        };
+        machine.run(
+            StealPolicy::StealFirst,
             demand.clone(),
             Arrivals::Poisson,
             300.0,
