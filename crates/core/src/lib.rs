@@ -45,7 +45,9 @@ pub use hetero::{
 pub use job::Job;
 pub use policy::{Admission, Policy, Tables};
 pub use profile::{DemandProfile, ProfileConditions, RequestProfile};
-pub use reissue::{Noise, Reissue, ShardLog, HEDGE_MIN_SAMPLES, HEDGE_WINDOW};
+pub use reissue::{
+    write_shard_records, Noise, Reissue, ShardLog, ShardRecord, HEDGE_MIN_SAMPLES, HEDGE_WINDOW,
+};
 pub use s2f::{HeteroPolicy, HETERO_POLICY_FORMS};
 pub use shapes::Shape;
 pub use speedup::{Speedup, SpeedupSpec, ThreadModel};

@@ -175,6 +175,58 @@ impl ShardLog {
     }
 }
 
+/// One shard request's history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShardRecord {
+    /// Its query, from 1 in arrival order.
+    pub query: usize,
+    /// Its shard, from 0.
+    pub shard: usize,
+    /// The replica the first copy went to, from 0 within the shard.
+    pub replica: usize,
+    /// When its query arrived.
+    pub arrival_ms: f64,
+    /// Until the first answer.
+    pub latency_ms: f64,
+    /// The first copy's own latency, if it finished (it may have been cancelled).
+    pub primary_ms: Option<f64>,
+    /// The replica the second copy went to, if it was reissued.
+    pub reissued_to: Option<usize>,
+    /// Whether the second copy answered first.
+    pub reissue_won: bool,
+    /// Its work, where known (a simulation knows it; a live front end does not).
+    pub work_ms: Option<f64>,
+}
+
+/// Writes shard records as CSV: one line per shard request, by query then shard.
+pub fn write_shard_records(
+    records: &[ShardRecord],
+    mut out: impl std::io::Write,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "query,shard,replica,arrival_ms,latency_ms,primary_ms,reissued,reissued_to,reissue_won,work_ms"
+    )?;
+    let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6}"));
+    for r in records {
+        writeln!(
+            out,
+            "{},{},{},{:.6},{:.6},{},{},{},{},{}",
+            r.query,
+            r.shard,
+            r.replica,
+            r.arrival_ms,
+            r.latency_ms,
+            opt(r.primary_ms),
+            r.reissued_to.is_some(),
+            r.reissued_to.map_or(String::new(), |t| t.to_string()),
+            r.reissue_won,
+            opt(r.work_ms)
+        )?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

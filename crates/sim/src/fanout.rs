@@ -20,8 +20,8 @@ use std::collections::{BinaryHeap, HashMap};
 use rand::RngExt;
 use rand_distr::Exp1;
 use tailor_core::{
-    seeded_rng, workload_rngs, Noise, Reissue, RequestDemand, Rng, RunSummary, HEDGE_MIN_SAMPLES,
-    HEDGE_WINDOW,
+    seeded_rng, workload_rngs, Noise, Reissue, RequestDemand, Rng, RunSummary, ShardRecord,
+    HEDGE_MIN_SAMPLES, HEDGE_WINDOW,
 };
 
 use crate::config::{SimConfig, SimError};
@@ -116,29 +116,6 @@ impl FanoutConfig {
         replica.rps = self.server.rps / self.replicas as f64;
         replica.validate()
     }
-}
-
-/// One shard request's history.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ShardRecord {
-    /// Its query, from 1 in arrival order.
-    pub query: usize,
-    /// Its shard, from 0.
-    pub shard: usize,
-    /// The replica the first copy went to, from 0 within the shard.
-    pub replica: usize,
-    /// When its query arrived.
-    pub arrival_ms: f64,
-    /// Until the first answer.
-    pub latency_ms: f64,
-    /// The first copy's own latency, if it finished (it may have been cancelled).
-    pub primary_ms: Option<f64>,
-    /// The replica the second copy went to, if it was reissued.
-    pub reissued_to: Option<usize>,
-    /// Whether the second copy answered first.
-    pub reissue_won: bool,
-    /// Its work.
-    pub work_ms: f64,
 }
 
 /// What a fan-out simulation produces.
@@ -526,7 +503,7 @@ impl<'c> Fanout<'c> {
                     primary_ms: None,
                     reissued_to: s.copies[1].map(|c| c.replica - s.shard * self.cfg.replicas),
                     reissue_won: copy == 1,
-                    work_ms: s.demand.work_ms,
+                    work_ms: Some(s.demand.work_ms),
                 });
             }
         }
@@ -561,33 +538,4 @@ impl<'c> Fanout<'c> {
             records: self.records,
         }
     }
-}
-
-/// Writes shard records as CSV: one line per shard request, by query then shard.
-pub fn write_shard_records(
-    records: &[ShardRecord],
-    mut out: impl std::io::Write,
-) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "query,shard,replica,arrival_ms,latency_ms,primary_ms,reissued,reissued_to,reissue_won,work_ms"
-    )?;
-    let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6}"));
-    for r in records {
-        writeln!(
-            out,
-            "{},{},{},{:.6},{:.6},{},{},{},{},{:.6}",
-            r.query,
-            r.shard,
-            r.replica,
-            r.arrival_ms,
-            r.latency_ms,
-            opt(r.primary_ms),
-            r.reissued_to.is_some(),
-            r.reissued_to.map_or(String::new(), |t| t.to_string()),
-            r.reissue_won,
-            r.work_ms
-        )?;
-    }
-    Ok(())
 }

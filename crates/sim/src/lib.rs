@@ -66,11 +66,10 @@ mod time;
 
 pub use config::{SimConfig, SimError};
 pub use engine::simulate;
-pub use fanout::{
-    simulate_fanout, write_shard_records, FanoutConfig, FanoutOutput, Select, ShardRecord,
-};
+pub use fanout::{simulate_fanout, FanoutConfig, FanoutOutput, Select};
 pub use hetero::{simulate_hetero, HeteroSimConfig};
 pub use pool::{simulate_pool, PoolSimConfig, UnitRequest};
 pub use report::{write_records, write_trace, RequestRecord, SimOutput, TracePoint};
 pub use steal::{simulate_steal, Sleep, StealSimConfig};
+pub use tailor_core::{write_shard_records, ShardRecord};
 pub use time::SimTime;
