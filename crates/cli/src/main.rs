@@ -6,6 +6,7 @@ mod demo;
 mod demo_profile;
 mod demo_report;
 mod emulate;
+mod fanout;
 mod plan;
 mod plan_eetl;
 mod plan_reissue;
@@ -51,8 +52,12 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Serve a workload over HTTP on the runtime (shared/spec/http.md).
     Serve(serve::ServeArgs),
-    /// Load a `tailor serve` with open-loop HTTP requests and print the run summary.
+    /// Load a `tailor serve` or `tailor fanout` with open-loop HTTP requests and print
+    /// the run summary.
     Load(serve::LoadArgs),
+    /// Front end over sharded, replicated `tailor serve`s: fan each query out to one
+    /// replica per shard, with reissue policies (SingleR, SingleD, hedging).
+    Fanout(fanout::FanoutArgs),
     /// Measure duty-cycle slow-core emulation: planned against measured slowdown
     /// (Haque's dissertation, §5.2.3, Fig. 5.5).
     Emulate(emulate::EmulateArgs),
@@ -66,7 +71,14 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate::run(args),
         Command::Run(args) => run::run(args),
         Command::Demo(args) => demo::run(args),
-        Command::Serve(args) => serve::serve(args),
+        Command::Serve(args) => {
+            init_logs();
+            serve::serve(args)
+        }
+        Command::Fanout(args) => {
+            init_logs();
+            fanout::fanout(args)
+        }
         Command::Load(args) => serve::load(args),
         Command::Emulate(args) => emulate::run(args),
     };
@@ -77,6 +89,19 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The services' logs (`serve`, `fanout`) go through `tracing` to stderr; `TAILOR_LOG`
+/// filters them as `RUST_LOG` does (default `info`).
+fn init_logs() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TAILOR_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(io::stderr)
+        .with_ansi(interactive())
+        .with_target(false)
+        .try_init();
 }
 
 /// Runs `write` against FILE, or stdout when `out` is `None`.

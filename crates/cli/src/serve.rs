@@ -84,7 +84,7 @@ pub(crate) struct ServeArgs {
 /// compute. `realtime` makes it a real-time thread where allowed, as the load
 /// generator's is (the load client's, so that a busy machine does not delay when it
 /// notices an answer); otherwise it keeps the default priority.
-fn io_runtime(realtime: bool) -> anyhow::Result<tokio::runtime::Runtime> {
+pub(crate) fn io_runtime(realtime: bool) -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .thread_name("tailor-io")
@@ -104,10 +104,11 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         "--drain-s must be a number of seconds from 0 to 86400"
     );
     if args.queue_bound >= args.max_connections {
-        eprintln!(
-            "tailor: warning: --queue-bound {} is not below --max-connections {}: the queue \
+        tracing::warn!(
+            "--queue-bound {} is not below --max-connections {}: the queue \
              cannot fill, so overload waits in the listen backlog instead of getting 503s",
-            args.queue_bound, args.max_connections
+            args.queue_bound,
+            args.max_connections
         );
     }
     anyhow::ensure!(args.queue_bound >= 1, "--queue-bound must be at least 1");
@@ -135,11 +136,12 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
     rc.queue_bound = args.queue_bound;
     rc.noise = args.noise.map(|n| (n, args.seed));
     let runtime = Runtime::start(rc)?;
-    eprintln!("tailor: {}", runtime.boost_mode());
+    tracing::info!("{}", runtime.boost_mode());
     if let Some(n) = args.noise {
-        eprintln!(
-            "tailor: noise: stalls of {} ms start {} times a second",
-            n.length_ms, n.rate_per_s
+        tracing::info!(
+            "noise: stalls of {} ms start {} times a second",
+            n.length_ms,
+            n.rate_per_s
         );
     }
     let config = ServeConfig {
@@ -154,8 +156,8 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let (listener, addr) = tailor_server::bind(&args.listen)
             .await
             .with_context(|| format!("cannot listen on {}", args.listen))?;
-        eprintln!(
-            "tailor: serving {} with {} on http://{addr} (SIGINT or SIGTERM stops it)",
+        tracing::info!(
+            "serving {} with {} on http://{addr} (SIGINT or SIGTERM stops it)",
             args.workload,
             policy.name()
         );
@@ -171,8 +173,8 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .context("the server failed")
     })?;
     let m = &report.runtime;
-    eprintln!(
-        "tailor: stopped{}; {} completed, {} failed, {} cancelled, {} refused; answers: {} 2xx, \
+    tracing::info!(
+        "stopped{}; {} completed, {} failed, {} cancelled, {} refused; answers: {} 2xx, \
          {} 4xx, {} 5xx",
         if report.cancelled_at_deadline {
             " (the drain deadline passed, the rest were cancelled)"

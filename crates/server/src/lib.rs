@@ -10,10 +10,14 @@
 //! load. On shutdown it stops accepting, lets accepted requests finish until a deadline,
 //! then cancels the rest, each of which still gets an answer (503).
 //!
+//! [`fanout`] is a partition-aggregate front end over `serve`s that each hold one shard,
+//! with reissue policies across each shard's replicas (issue #24).
+//!
 //! [`run_load`] is the client: requests released at their intended times by the same
 //! precise generator as `tailor run`, sent over a bounded pool of keep-alive connections,
 //! each latency counted from the intended send time (no coordinated omission, as wrk2).
 
+mod fanout;
 mod load;
 mod metrics;
 mod routes;
@@ -34,6 +38,7 @@ use tailor_runtime::{MetricsSnapshot, Runtime, Shutdown};
 use tailor_workloads::search::SearchIndex;
 use tailor_workloads::{Spinner, SyntheticShape};
 
+pub use fanout::{fanout, FanoutConfig, FanoutError, FanoutReport, Route};
 pub use load::{run_load, LoadConfig, LoadError, LoadSummary, Target};
 pub use routes::{
     search_params, SearchAnswer, SearchHit, SearchParams, WorkAnswer, MAX_K, MAX_QUERY_BYTES,
@@ -247,10 +252,10 @@ pub async fn bind(addr: &str) -> std::io::Result<(TcpListener, SocketAddr)> {
 /// process at once (exit status 130), whatever the drain is waiting for.
 pub async fn shutdown_signal() {
     any_signal().await;
-    eprintln!("tailor: stopping; a second SIGINT or SIGTERM exits at once");
+    tracing::info!("stopping; a second SIGINT or SIGTERM exits at once");
     tokio::spawn(async {
         any_signal().await;
-        eprintln!("tailor: second signal: exiting now");
+        tracing::warn!("second signal: exiting now");
         std::process::exit(130);
     });
 }

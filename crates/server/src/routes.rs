@@ -93,10 +93,10 @@ pub struct WorkAnswer {
 }
 
 /// A one-line error answer.
-pub(crate) struct Reject(StatusCode, String);
+pub(crate) struct Reject(pub(crate) StatusCode, pub(crate) String);
 
 impl Reject {
-    fn bad(reason: impl Into<String>) -> Reject {
+    pub(crate) fn bad(reason: impl Into<String>) -> Reject {
         Reject(StatusCode::BAD_REQUEST, reason.into())
     }
 }

@@ -1,0 +1,362 @@
+//! `tailor fanout`: a partition-aggregate front end over replicated shards (issue #24).
+//!
+//! Each query goes to one replica of every shard and is answered when all shards have
+//! answered (Dean and Barroso, "The Tail at Scale", CACM 2013): `GET /search` merges the
+//! shards' hits by score, `GET|POST /work` reports each shard's answer. A shard request
+//! may be reissued to another replica of its shard (see [`shard`]'s policies); the first
+//! answer wins and the other copy is dropped, which closes its connection and cancels
+//! it at the replica (or, with `cancel: false`, left to finish).
+//!
+//! Everything is bounded: at most `max_inflight` queries are in the front end (beyond
+//! it, 503 at once), each for at most `timeout` (then 504). A replica that cannot be
+//! reached makes its shard's answer, and the query's, a 502 that names it.
+
+mod routes;
+mod shard;
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use hyper::Method;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioIo;
+use hyper_util::server::graceful::GracefulShutdown;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+use serde::Deserialize;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use tailor_core::{Reissue, ShardRecord};
+
+use crate::metrics::{latency_histogram, Label, ProcessCpu};
+pub use shard::Route;
+use shard::{error_chain, HttpClient, Replicas, ShardStack};
+
+/// The front end's settings.
+#[derive(Debug, Clone)]
+pub struct FanoutConfig {
+    /// Per shard, its replicas' base URLs (`http://host:port`).
+    pub shards: Vec<Vec<String>>,
+    /// When a shard request is sent again.
+    pub reissue: Reissue,
+    /// Which replica a first copy goes to.
+    pub route: Route,
+    /// Whether the losing copy is cancelled (its connection closed) or left to finish.
+    pub cancel: bool,
+    /// Queries in the front end at most; beyond it, 503 at once.
+    pub max_inflight: usize,
+    /// A query not answered within this is answered 504.
+    pub timeout: Duration,
+    /// The period of tower's hedge histogram: hedging uses the previous period's
+    /// latencies, and starts once a period has seen 100.
+    pub hedge_period: Duration,
+    /// Seed of the routing and of SingleR's draws.
+    pub seed: u64,
+    /// Keep one record per shard request.
+    pub records: bool,
+}
+
+/// Why the front end could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum FanoutError {
+    /// A setting is out of range.
+    #[error("{0}")]
+    BadConfig(String),
+    /// A replica did not answer `/healthz` as a tailor server does.
+    #[error("shard {shard}, replica {url}: {reason}")]
+    Replica {
+        /// The shard, from 0.
+        shard: usize,
+        /// The replica's URL.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+/// How the front end's run ended.
+#[derive(Debug, Clone)]
+pub struct FanoutReport {
+    /// HTTP answers to queries by status class: 2xx, 4xx, 5xx.
+    pub answers: [u64; 3],
+    /// Shard requests sent, and of those reissued.
+    pub shard_requests: u64,
+    /// Shard requests whose second copy was sent.
+    pub reissued: u64,
+    /// One record per shard request of an answered query, in the order they ended
+    /// (when asked for).
+    pub records: Vec<ShardRecord>,
+}
+
+/// What `/healthz` of a replica says.
+#[derive(Debug, Deserialize)]
+struct Health {
+    workload: String,
+}
+
+/// The front end's metrics.
+#[derive(Debug)]
+struct FanoutMetrics {
+    registry: Registry,
+    answers: Family<Label, Counter>,
+    duration: Histogram,
+    shard_requests: Family<Label, Counter>,
+    reissued: Family<Label, Counter>,
+    reissue_wins: Family<Label, Counter>,
+    replica_errors: Family<Label, Counter>,
+    inflight: Gauge,
+}
+
+impl Default for FanoutMetrics {
+    fn default() -> Self {
+        let m = FanoutMetrics {
+            registry: Registry::default(),
+            answers: Family::default(),
+            duration: latency_histogram(),
+            shard_requests: Family::default(),
+            reissued: Family::default(),
+            reissue_wins: Family::default(),
+            replica_errors: Family::default(),
+            inflight: Gauge::default(),
+        };
+        let mut registry = Registry::default();
+        registry.register(
+            "tailor_fanout_query_duration_seconds",
+            "Time from receiving a query to its answer, all shards answered.",
+            m.duration.clone(),
+        );
+        registry.register(
+            "tailor_http_responses",
+            "HTTP answers by status class.",
+            m.answers.clone(),
+        );
+        registry.register(
+            "tailor_fanout_shard_requests",
+            "Shard requests sent, by shard.",
+            m.shard_requests.clone(),
+        );
+        registry.register(
+            "tailor_fanout_reissues",
+            "Shard requests whose second copy was sent, by shard.",
+            m.reissued.clone(),
+        );
+        registry.register(
+            "tailor_fanout_reissue_wins",
+            "Shard requests answered first by their second copy, by shard.",
+            m.reissue_wins.clone(),
+        );
+        registry.register(
+            "tailor_fanout_replica_errors",
+            "Copies that got no answer from their replica, by replica URL.",
+            m.replica_errors.clone(),
+        );
+        registry.register(
+            "tailor_fanout_queries_in_flight",
+            "Queries in the front end now.",
+            m.inflight.clone(),
+        );
+        registry.register_collector(Box::new(ProcessCpu));
+        FanoutMetrics { registry, ..m }
+    }
+}
+
+/// What the handlers share.
+struct State {
+    stacks: Vec<ShardStack>,
+    config: FanoutConfig,
+    /// The replicas' workload, as they report it.
+    workload: String,
+    slots: Arc<Semaphore>,
+    started: Instant,
+    queries: AtomicUsize,
+    draining: AtomicBool,
+    metrics: FanoutMetrics,
+    records: Mutex<Vec<ShardRecord>>,
+}
+
+fn client(max_inflight: usize) -> HttpClient {
+    let mut connector = hyper_util::client::legacy::connect::HttpConnector::new();
+    connector.set_nodelay(true);
+    connector.set_connect_timeout(Some(Duration::from_secs(2)));
+    Client::builder(crate::executor())
+        .pool_max_idle_per_host(max_inflight)
+        .build(connector)
+}
+
+/// Asks every replica's `/healthz`; all must answer, with the same workload.
+async fn probe(config: &FanoutConfig, client: &HttpClient) -> Result<String, FanoutError> {
+    let mut workload: Option<(String, String)> = None;
+    for (shard, urls) in config.shards.iter().enumerate() {
+        for url in urls {
+            let failed = |reason: String| FanoutError::Replica {
+                shard,
+                url: url.clone(),
+                reason,
+            };
+            let request = hyper::Request::get(format!("{url}/healthz"))
+                .body(http_body_util::Full::new(Bytes::new()))
+                .map_err(|e| failed(format!("not a URL: {e}")))?;
+            let answer = tokio::time::timeout(Duration::from_secs(5), async {
+                let response = client.request(request).await.map_err(|e| error_chain(&e))?;
+                let status = response.status();
+                let body = http_body_util::BodyExt::collect(response.into_body())
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .to_bytes();
+                Ok::<_, String>((status, body))
+            })
+            .await
+            .map_err(|_| failed("no answer to /healthz within 5 s".into()))?
+            .map_err(|e| failed(format!("unreachable: {e}")))?;
+            if !answer.0.is_success() {
+                return Err(failed(format!("/healthz answered {}", answer.0)));
+            }
+            let health: Health = serde_json::from_slice(&answer.1)
+                .map_err(|e| failed(format!("not a tailor server's /healthz: {e}")))?;
+            match &workload {
+                None => workload = Some((health.workload, url.clone())),
+                Some((w, first)) if *w != health.workload => {
+                    return Err(failed(format!(
+                        "serves {}, but {first} serves {w}: every replica must serve the same \
+                         workload",
+                        health.workload
+                    )))
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(workload.map(|(w, _)| w).unwrap_or_default())
+}
+
+fn check(config: &FanoutConfig) -> Result<(), FanoutError> {
+    let bad = |m: String| Err(FanoutError::BadConfig(m));
+    if config.shards.is_empty() {
+        return bad("no shards: give --shard URL,URL,... once per shard".into());
+    }
+    for (i, urls) in config.shards.iter().enumerate() {
+        if urls.is_empty() {
+            return bad(format!("shard {i} has no replicas"));
+        }
+        if let Some(u) = urls.iter().find(|u| !u.starts_with("http://")) {
+            return bad(format!(
+                "shard {i}: replica {u:?}: expected http://HOST:PORT"
+            ));
+        }
+    }
+    if config.max_inflight == 0 {
+        return bad("--max-inflight must be at least 1".into());
+    }
+    Ok(())
+}
+
+/// Serves the front end on `listener` until `shutdown` resolves, then lets queries in
+/// flight finish (at most `timeout`). Fails before serving if a replica does not answer.
+pub async fn fanout(
+    listener: TcpListener,
+    config: FanoutConfig,
+    shutdown: impl Future<Output = ()>,
+) -> Result<FanoutReport, FanoutError> {
+    check(&config)?;
+    let http = client(config.max_inflight);
+    let workload = probe(&config, &http).await?;
+    let stacks = config
+        .shards
+        .iter()
+        .enumerate()
+        .map(|(i, urls)| {
+            let seed = config.seed.wrapping_add(i as u64 * 0x9e37_79b9);
+            let replicas = Replicas::new(
+                urls.iter()
+                    .map(|u| u.trim_end_matches('/').to_string())
+                    .collect(),
+                config.route,
+                seed,
+                http.clone(),
+                config.cancel,
+            );
+            ShardStack::new(replicas, config.reissue, seed ^ 1, config.hedge_period)
+        })
+        .collect();
+    let state = Arc::new(State {
+        stacks,
+        workload,
+        slots: Arc::new(Semaphore::new(config.max_inflight)),
+        started: Instant::now(),
+        queries: AtomicUsize::new(0),
+        draining: AtomicBool::new(false),
+        metrics: FanoutMetrics::default(),
+        records: Mutex::new(Vec::new()),
+        config,
+    });
+    tracing::info!(
+        shards = state.config.shards.len(),
+        reissue = %state.config.reissue.name(),
+        workload = %state.workload,
+        "every replica answered /healthz"
+    );
+    let app = routes::router(state.clone());
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, _peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(x) => x,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let connection = hyper::server::conn::http1::Builder::new()
+            .keep_alive(true)
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(Duration::from_secs(10))
+            .serve_connection(TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(connection);
+    }
+    drop(listener);
+    state.draining.store(true, Ordering::Release);
+    let _ = tokio::time::timeout(state.config.timeout, graceful.shutdown()).await;
+    let answers = ["2xx", "4xx", "5xx"].map(|c| {
+        state
+            .metrics
+            .answers
+            .get_or_create(&[("class", c.into())])
+            .get()
+    });
+    let sum = |f: &Family<Label, Counter>| -> u64 {
+        (0..state.config.shards.len())
+            .map(|s| f.get_or_create(&[("shard", s.to_string())]).get())
+            .sum()
+    };
+    let shard_requests = sum(&state.metrics.shard_requests);
+    let reissued = sum(&state.metrics.reissued);
+    let records = std::mem::take(&mut *state.records.lock().unwrap_or_else(|p| p.into_inner()));
+    Ok(FanoutReport {
+        answers,
+        shard_requests,
+        reissued,
+        records,
+    })
+}
+
+/// A query's method, path and body, as each shard gets it.
+#[derive(Debug, Clone)]
+struct Fanned {
+    method: Method,
+    path: Arc<str>,
+    body: Bytes,
+}

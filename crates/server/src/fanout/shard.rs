@@ -1,0 +1,450 @@
+//! One shard's tower stack in the front end: the replicas as a service that routes each
+//! copy of a shard request, under a reissue policy (none, SingleD, SingleR, or tower's
+//! `hedge` layer as Dean's hedged requests).
+//!
+//! SingleR (Kaler, He and Elnikety, "Optimal Reissue Policies for Reducing Tail Latency",
+//! SPAA 2017, §3) decides once per shard request, when it is sent, whether it may be
+//! reissued (probability q); if so and no answer has come d ms later, a second copy goes
+//! to another replica and the first answer wins. SingleD is q = 1. Hedging (Dean and
+//! Barroso, "The Tail at Scale", CACM 2013) reissues every request still out at the P-th
+//! percentile of recent latencies: tower's `Hedge`, whose percentile comes from a
+//! histogram of the previous period's latencies, in whole ms rounded up.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{Method, Request, StatusCode};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use rand::RngExt;
+use tower::hedge::Hedge;
+use tower::{BoxError, Service};
+
+use tailor_core::{Reissue, Rng, HEDGE_MIN_SAMPLES};
+
+/// How the front end picks the replica of a shard request's first copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// Uniformly at random.
+    Random,
+    /// The replica with the fewest of this front end's requests outstanding (ties at
+    /// random).
+    LeastLoaded,
+}
+
+impl Route {
+    /// Parses `random` or `least-loaded`.
+    pub fn parse(text: &str) -> Result<Route, String> {
+        match text {
+            "random" => Ok(Route::Random),
+            "least-loaded" => Ok(Route::LeastLoaded),
+            other => Err(format!(
+                "--route {other:?}: expected random or least-loaded"
+            )),
+        }
+    }
+}
+
+/// What the copies of one shard request share.
+#[derive(Debug)]
+pub(crate) struct Trace {
+    /// When the first copy was sent.
+    pub(crate) sent: Instant,
+    /// The first copy's replica, `usize::MAX` until it is sent.
+    pub(crate) first: AtomicUsize,
+    /// The second copy's replica, `usize::MAX` unless it was sent.
+    pub(crate) second: AtomicUsize,
+    /// The first copy's own latency in ns, 0 until it answered.
+    pub(crate) primary_ns: AtomicU64,
+}
+
+impl Trace {
+    fn new() -> Trace {
+        Trace {
+            sent: Instant::now(),
+            first: AtomicUsize::new(usize::MAX),
+            second: AtomicUsize::new(usize::MAX),
+            primary_ns: AtomicU64::new(0),
+        }
+    }
+
+    /// The replica the second copy went to, if one was sent.
+    pub(crate) fn reissued_to(&self) -> Option<usize> {
+        Some(self.second.load(Ordering::Acquire)).filter(|&r| r != usize::MAX)
+    }
+
+    /// The first copy's replica.
+    pub(crate) fn first_replica(&self) -> usize {
+        self.first.load(Ordering::Acquire)
+    }
+
+    /// The first copy's own latency, if it answered.
+    pub(crate) fn primary_ms(&self) -> Option<f64> {
+        let ns = self.primary_ns.load(Ordering::Acquire);
+        (ns > 0).then(|| ns as f64 / 1e6)
+    }
+}
+
+/// One copy of a shard request.
+#[derive(Debug, Clone)]
+pub(crate) struct ShardRequest {
+    pub(crate) method: Method,
+    /// Path and query string, as the replicas serve them.
+    pub(crate) path: Arc<str>,
+    pub(crate) body: Bytes,
+    pub(crate) trace: Arc<Trace>,
+    /// 0 for the first copy, 1 for the reissue.
+    copy: u8,
+}
+
+impl ShardRequest {
+    pub(crate) fn new(method: Method, path: Arc<str>, body: Bytes) -> ShardRequest {
+        ShardRequest {
+            method,
+            path,
+            body,
+            trace: Arc::new(Trace::new()),
+            copy: 0,
+        }
+    }
+
+    /// The second copy.
+    fn reissue(&self) -> ShardRequest {
+        ShardRequest {
+            copy: 1,
+            ..self.clone()
+        }
+    }
+}
+
+/// A replica's answer to one copy.
+#[derive(Debug, Clone)]
+pub(crate) struct ShardResponse {
+    /// The replica, from 0 within the shard.
+    pub(crate) replica: usize,
+    /// Which copy answered: 0 the first, 1 the reissue.
+    pub(crate) copy: u8,
+    pub(crate) status: StatusCode,
+    pub(crate) body: Bytes,
+    /// From the first copy's sending to this answer, in ms.
+    pub(crate) latency_ms: f64,
+}
+
+/// A copy that got no answer: the replica named could not be reached, or broke off.
+#[derive(Debug, thiserror::Error)]
+#[error("replica {url}: {reason}")]
+pub(crate) struct ReplicaError {
+    pub(crate) url: String,
+    pub(crate) reason: String,
+}
+
+pub(crate) type HttpClient = Client<HttpConnector, Full<Bytes>>;
+
+/// A shard's replicas as one service: it routes each copy and sends it over HTTP.
+#[derive(Debug, Clone)]
+pub(crate) struct Replicas(Arc<ReplicasInner>);
+
+#[derive(Debug)]
+struct ReplicasInner {
+    urls: Vec<String>,
+    /// This front end's copies outstanding at each replica.
+    outstanding: Vec<AtomicUsize>,
+    route: Route,
+    rng: Mutex<Rng>,
+    client: HttpClient,
+    /// Whether a losing copy is dropped (its connection closed, which cancels it at the
+    /// replica) or left to finish.
+    cancel: bool,
+}
+
+/// Decrements a replica's outstanding count when its copy ends or is dropped.
+struct Outstanding<'a>(&'a AtomicUsize);
+
+impl Drop for Outstanding<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl Replicas {
+    pub(crate) fn new(
+        urls: Vec<String>,
+        route: Route,
+        seed: u64,
+        client: HttpClient,
+        cancel: bool,
+    ) -> Replicas {
+        Replicas(Arc::new(ReplicasInner {
+            outstanding: urls.iter().map(|_| AtomicUsize::new(0)).collect(),
+            urls,
+            route,
+            rng: Mutex::new(tailor_core::seeded_rng(seed)),
+            client,
+            cancel,
+        }))
+    }
+
+    /// The replica for a copy: the first by the route; the reissue by the route among
+    /// the others (the same replica when there is no other).
+    fn pick(&self, request: &ShardRequest) -> usize {
+        let inner = &self.0;
+        let avoid = if request.copy == 0 {
+            usize::MAX
+        } else {
+            request.trace.first_replica()
+        };
+        let candidates: Vec<usize> = (0..inner.urls.len()).filter(|&r| r != avoid).collect();
+        let candidates = if candidates.is_empty() {
+            vec![avoid]
+        } else {
+            candidates
+        };
+        let mut rng = inner.rng.lock().unwrap_or_else(|p| p.into_inner());
+        match inner.route {
+            Route::Random => candidates[rng.random_range(0..candidates.len())],
+            Route::LeastLoaded => {
+                let least = candidates
+                    .iter()
+                    .map(|&r| inner.outstanding[r].load(Ordering::Acquire))
+                    .min()
+                    .unwrap_or(0);
+                let ties: Vec<usize> = candidates
+                    .into_iter()
+                    .filter(|&r| inner.outstanding[r].load(Ordering::Acquire) == least)
+                    .collect();
+                ties[rng.random_range(0..ties.len())]
+            }
+        }
+    }
+}
+
+impl Service<ShardRequest> for Replicas {
+    type Response = ShardResponse;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<ShardResponse, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        // Bounded above: the front end admits at most --max-inflight queries.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: ShardRequest) -> Self::Future {
+        let replica = self.pick(&request);
+        let slot = if request.copy == 0 {
+            &request.trace.first
+        } else {
+            &request.trace.second
+        };
+        slot.store(replica, Ordering::Release);
+        let inner = self.0.clone();
+        let copy = request.copy;
+        let exchange = async move {
+            let _outstanding = {
+                inner.outstanding[replica].fetch_add(1, Ordering::AcqRel);
+                Outstanding(&inner.outstanding[replica])
+            };
+            let url = &inner.urls[replica];
+            let failed = |reason: String| ReplicaError {
+                url: url.clone(),
+                reason,
+            };
+            let http = Request::builder()
+                .method(request.method.clone())
+                .uri(format!("{url}{}", request.path))
+                .body(Full::new(request.body.clone()))
+                .map_err(|e| failed(e.to_string()))?;
+            let response = inner
+                .client
+                .request(http)
+                .await
+                .map_err(|e| failed(error_chain(&e)))?;
+            let status = response.status();
+            let body = response
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| failed(format!("the answer broke off: {e}")))?
+                .to_bytes();
+            let ns = request.trace.sent.elapsed().as_nanos().max(1) as u64;
+            if copy == 0 {
+                request.trace.primary_ns.store(ns, Ordering::Release);
+            }
+            Ok::<_, ReplicaError>(ShardResponse {
+                replica,
+                copy,
+                status,
+                body,
+                latency_ms: ns as f64 / 1e6,
+            })
+        };
+        if self.0.cancel {
+            Box::pin(async move { exchange.await.map_err(BoxError::from) })
+        } else {
+            // Left to finish: dropping the join handle does not stop the task.
+            let task = tokio::spawn(exchange);
+            Box::pin(async move { task.await.map_err(BoxError::from)?.map_err(BoxError::from) })
+        }
+    }
+}
+
+/// An error and its sources on one line.
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    text
+}
+
+/// tower's hedge policy for shard requests: every request may be hedged once, to
+/// another replica.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HedgeAnother;
+
+impl tower::hedge::Policy<ShardRequest> for HedgeAnother {
+    fn clone_request(&self, request: &ShardRequest) -> Option<ShardRequest> {
+        Some(request.reissue())
+    }
+
+    fn can_retry(&self, _request: &ShardRequest) -> bool {
+        true
+    }
+}
+
+/// SingleR as a tower service: see the module's summary. When one copy fails, the other
+/// is awaited (tower's hedge returns whichever ends first, failure or not).
+#[derive(Debug, Clone)]
+pub(crate) struct SingleR<S> {
+    inner: S,
+    delay: Duration,
+    q: f64,
+    rng: Arc<Mutex<Rng>>,
+}
+
+impl<S> SingleR<S> {
+    pub(crate) fn new(inner: S, d_ms: f64, q: f64, seed: u64) -> SingleR<S> {
+        SingleR {
+            inner,
+            delay: Duration::from_secs_f64(d_ms / 1000.0),
+            q,
+            rng: Arc::new(Mutex::new(tailor_core::seeded_rng(seed))),
+        }
+    }
+}
+
+impl<S> Service<ShardRequest> for SingleR<S>
+where
+    S: Service<ShardRequest, Response = ShardResponse, Error = BoxError> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = ShardResponse;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<ShardResponse, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: ShardRequest) -> Self::Future {
+        let reissue = {
+            let mut rng = self.rng.lock().unwrap_or_else(|p| p.into_inner());
+            self.q >= 1.0 || (self.q > 0.0 && rng.random_bool(self.q))
+        };
+        let second = request.reissue();
+        let first = self.inner.call(request);
+        if !reissue {
+            return Box::pin(first);
+        }
+        let mut inner = self.inner.clone();
+        let delay = self.delay;
+        Box::pin(async move {
+            let mut first = std::pin::pin!(first);
+            // At d = 0 both copies go at once (a timer would let a quick first copy win
+            // the race against a zero wait).
+            if !delay.is_zero() {
+                tokio::select! {
+                    answer = &mut first => return answer,
+                    () = tokio::time::sleep(delay) => {}
+                }
+            }
+            tower::ServiceExt::ready(&mut inner).await?;
+            let mut second = std::pin::pin!(inner.call(second));
+            tokio::select! {
+                answer = &mut first => match answer {
+                    Ok(a) => Ok(a),
+                    Err(_) => second.await,
+                },
+                answer = &mut second => match answer {
+                    Ok(a) => Ok(a),
+                    Err(_) => first.await,
+                },
+            }
+        })
+    }
+}
+
+/// A shard's stack under one reissue policy.
+pub(crate) enum ShardStack {
+    Plain(Replicas),
+    SingleR(SingleR<Replicas>),
+    /// tower's `Hedge` is not `Clone`; its services are always ready, so it is called
+    /// under a lock that is never held across an await.
+    Hedge(Mutex<Hedge<Replicas, HedgeAnother>>),
+}
+
+impl ShardStack {
+    /// The stack for `reissue` over `replicas`; `hedge_period` is the hedge histogram's.
+    pub(crate) fn new(
+        replicas: Replicas,
+        reissue: Reissue,
+        seed: u64,
+        hedge_period: Duration,
+    ) -> ShardStack {
+        match reissue {
+            Reissue::None => ShardStack::Plain(replicas),
+            Reissue::SingleD { d_ms } => {
+                ShardStack::SingleR(SingleR::new(replicas, d_ms, 1.0, seed))
+            }
+            Reissue::SingleR { d_ms, q } => {
+                ShardStack::SingleR(SingleR::new(replicas, d_ms, q, seed))
+            }
+            Reissue::Hedge { percentile } => ShardStack::Hedge(Mutex::new(Hedge::new(
+                replicas,
+                HedgeAnother,
+                HEDGE_MIN_SAMPLES as u64,
+                (percentile / 100.0) as f32,
+                hedge_period,
+            ))),
+        }
+    }
+
+    /// Sends a shard request; resolves to the first answer.
+    pub(crate) fn send(
+        &self,
+        request: ShardRequest,
+    ) -> Pin<Box<dyn Future<Output = Result<ShardResponse, BoxError>> + Send>> {
+        match self {
+            ShardStack::Plain(replicas) => replicas.clone().call(request),
+            ShardStack::SingleR(single) => single.clone().call(request),
+            ShardStack::Hedge(hedge) => {
+                let mut hedge = hedge.lock().unwrap_or_else(|p| p.into_inner());
+                let mut cx = Context::from_waker(std::task::Waker::noop());
+                match hedge.poll_ready(&mut cx) {
+                    Poll::Ready(Ok(())) => Box::pin(hedge.call(request)),
+                    Poll::Ready(Err(e)) => Box::pin(std::future::ready(Err(e))),
+                    Poll::Pending => Box::pin(std::future::ready(Err(BoxError::from(
+                        "the hedging layer was not ready",
+                    )))),
+                }
+            }
+        }
+    }
+}

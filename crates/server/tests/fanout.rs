@@ -1,0 +1,418 @@
+//! `tailor fanout` over loopback replicas: it waits for every shard and merges search
+//! hits by score; SingleR/SingleD reissue to the other replica and the records say so;
+//! hedging starts once it has data; an unreachable replica is an error that names it (at
+//! start and per query); overload gets 503 and a slow shard 504.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+mod common;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{Method, Request, StatusCode};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use tailor_core::{Demand, DemandModel, Policy, Reissue, ShardRecord};
+use tailor_runtime::RuntimeConfig;
+use tailor_server::{FanoutConfig, FanoutError, FanoutReport, Route, ServeConfig, ServedWorkload};
+use tailor_workloads::search::{generated_corpus, SearchIndex};
+use tailor_workloads::{Spinner, SyntheticShape};
+
+use common::{start, Running};
+
+type HttpClient = Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>;
+
+async fn send(client: &HttpClient, method: Method, url: &str, body: &str) -> (StatusCode, String) {
+    let request = Request::builder()
+        .method(method)
+        .uri(url)
+        .body(Full::new(Bytes::from(body.to_string())))
+        .unwrap();
+    let response = client.request(request).await.expect("an answer");
+    let status = response.status();
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+fn synthetic(work_ms: f64) -> ServedWorkload {
+    ServedWorkload::Synthetic {
+        demand: DemandModel::new(Demand::Const { ms: work_ms }, None).unwrap(),
+        shape: SyntheticShape::amdahl(0.0),
+        spinner: spinner(),
+        seed: 1,
+    }
+}
+
+/// One calibrated spin loop for every server of the tests.
+fn spinner() -> Arc<Spinner> {
+    static SPINNER: std::sync::OnceLock<Arc<Spinner>> = std::sync::OnceLock::new();
+    SPINNER
+        .get_or_init(|| Arc::new(Spinner::calibrate()))
+        .clone()
+}
+
+fn seq() -> RuntimeConfig {
+    let mut rc = RuntimeConfig::new(1, Policy::Seq);
+    rc.workers = Some(1);
+    rc
+}
+
+/// `shards` x `replicas` synthetic servers of `work_ms` per request.
+async fn replicas(shards: usize, replicas: usize, work_ms: f64) -> Vec<Vec<Running>> {
+    let mut out = Vec::new();
+    for _ in 0..shards {
+        let mut shard = Vec::new();
+        for _ in 0..replicas {
+            shard.push(start(synthetic(work_ms), seq(), ServeConfig::default()).await);
+        }
+        out.push(shard);
+    }
+    out
+}
+
+fn config(servers: &[Vec<Running>], reissue: &str) -> FanoutConfig {
+    FanoutConfig {
+        shards: servers
+            .iter()
+            .map(|s| s.iter().map(Running::base).collect())
+            .collect(),
+        reissue: Reissue::parse(reissue).unwrap(),
+        route: Route::Random,
+        cancel: true,
+        max_inflight: 64,
+        timeout: Duration::from_secs(10),
+        hedge_period: Duration::from_secs(5),
+        seed: 3,
+        records: true,
+    }
+}
+
+/// A running front end.
+struct Front {
+    base: String,
+    stop: oneshot::Sender<()>,
+    done: JoinHandle<Result<FanoutReport, FanoutError>>,
+}
+
+impl Front {
+    async fn start(config: FanoutConfig) -> Front {
+        let (listener, addr) = tailor_server::bind("127.0.0.1:0").await.unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let done = tokio::spawn(tailor_server::fanout(listener, config, async move {
+            let _ = stopped.await;
+        }));
+        let front = Front {
+            base: format!("http://{addr}"),
+            stop,
+            done,
+        };
+        // Ready once /healthz answers (the replicas are probed first).
+        let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+        for _ in 0..200 {
+            let request = Request::get(format!("{}/healthz", front.base))
+                .body(Full::new(Bytes::new()))
+                .unwrap();
+            if let Ok(Ok(r)) =
+                tokio::time::timeout(Duration::from_millis(200), client.request(request)).await
+            {
+                if r.status().is_success() {
+                    return front;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the front end did not come up");
+    }
+
+    async fn stop(self) -> FanoutReport {
+        let _ = self.stop.send(());
+        self.done.await.unwrap().unwrap()
+    }
+}
+
+async fn stop_all(servers: Vec<Vec<Running>>) {
+    for shard in servers {
+        for r in shard {
+            r.stop().await;
+        }
+    }
+}
+
+fn client() -> HttpClient {
+    Client::builder(TokioExecutor::new()).build_http()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_shard_answers_and_records_say_who() {
+    let servers = replicas(3, 2, 1.0).await;
+    let front = Front::start(config(&servers, "none")).await;
+    let client = client();
+    for _ in 0..20 {
+        let (status, body) = send(&client, Method::POST, &format!("{}/work", front.base), "").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let shards = answer["shards"].as_array().unwrap();
+        assert_eq!(shards.len(), 3);
+        for (i, s) in shards.iter().enumerate() {
+            assert_eq!(s["shard"], i);
+            assert_eq!(s["reissued"], false);
+            // Each shard answered its own 1 ms request, and the query waited for all.
+            assert!((s["work_ms"].as_f64().unwrap() - 1.0).abs() < 1e-9, "{s}");
+            // The query waited for its slowest shard.
+            assert!(answer["latency_ms"].as_f64().unwrap() >= s["latency_ms"].as_f64().unwrap());
+        }
+    }
+    let report = front.stop().await;
+    assert_eq!(report.answers, [20, 0, 0]);
+    assert_eq!((report.shard_requests, report.reissued), (60, 0));
+    assert_eq!(report.records.len(), 60);
+    let mut seen = [[0usize; 2]; 3];
+    for r in &report.records {
+        assert!(
+            r.latency_ms >= 1.0 && r.reissued_to.is_none() && !r.reissue_won,
+            "{r:?}"
+        );
+        assert_eq!(r.primary_ms.unwrap(), r.latency_ms);
+        seen[r.shard][r.replica] += 1;
+    }
+    // Random routing uses both replicas of every shard.
+    assert!(seen.iter().flatten().all(|&n| n > 0), "{seen:?}");
+    stop_all(servers).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn single_d_at_zero_reissues_every_request_to_the_other_replica() {
+    let servers = replicas(2, 2, 2.0).await;
+    let front = Front::start(config(&servers, "single-d:0")).await;
+    let client = client();
+    for _ in 0..10 {
+        let (status, body) = send(&client, Method::POST, &format!("{}/work", front.base), "").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let report = front.stop().await;
+    assert_eq!((report.shard_requests, report.reissued), (20, 20));
+    for r in &report.records {
+        let to = r.reissued_to.expect("reissued");
+        assert_ne!(to, r.replica, "{r:?}");
+    }
+    stop_all(servers).await;
+
+    // SingleR with q = 0 never reissues.
+    let servers = replicas(2, 2, 1.0).await;
+    let front = Front::start(config(&servers, "single-r:0:0")).await;
+    for _ in 0..10 {
+        let (status, _) = send(&client, Method::POST, &format!("{}/work", front.base), "").await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let report = front.stop().await;
+    assert_eq!((report.shard_requests, report.reissued), (20, 0));
+    stop_all(servers).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reissue_escapes_a_slow_replica() {
+    // Shard 0's replica 0 takes 300 ms, replica 1 takes 1 ms: with SingleD at 20 ms,
+    // every query answers well before 300 ms, and the slow copies are cancelled.
+    let slow = start(synthetic(300.0), seq(), ServeConfig::default()).await;
+    let fast = start(synthetic(1.0), seq(), ServeConfig::default()).await;
+    let mut cfg = config(&[], "single-d:20");
+    cfg.shards = vec![vec![slow.base(), fast.base()]];
+    let front = Front::start(cfg).await;
+    let client = client();
+    let mut worst: f64 = 0.0;
+    for _ in 0..12 {
+        let (status, body) = send(&client, Method::POST, &format!("{}/work", front.base), "").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
+        worst = worst.max(answer["latency_ms"].as_f64().unwrap());
+    }
+    assert!(worst < 250.0, "worst {worst} ms");
+    let report = front.stop().await;
+    let records: Vec<&ShardRecord> = report.records.iter().collect();
+    let won = records.iter().filter(|r| r.reissue_won).count();
+    let to_slow = records.iter().filter(|r| r.replica == 0).count();
+    assert_eq!(
+        won, to_slow,
+        "every first copy to the slow replica lost to its reissue"
+    );
+    for r in records.iter().filter(|r| r.replica == 0) {
+        assert!(r.primary_ms.is_none(), "the slow copy was cancelled: {r:?}");
+    }
+    let slow_report = slow.stop().await;
+    if to_slow > 0 {
+        assert!(
+            slow_report.runtime.cancelled > 0,
+            "{:?}",
+            slow_report.runtime
+        );
+    }
+    fast.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hedging_starts_once_a_period_has_data() {
+    let servers = replicas(1, 2, 0.5).await;
+    let mut cfg = config(&servers, "hedge:50");
+    cfg.hedge_period = Duration::from_millis(300);
+    let front = Front::start(cfg).await;
+    let client = client();
+    let started = std::time::Instant::now();
+    while started.elapsed() < Duration::from_millis(1500) {
+        let (status, _) = send(&client, Method::POST, &format!("{}/work", front.base), "").await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let report = front.stop().await;
+    // No hedge in the first period (no histogram yet), some later (hedge at the median).
+    let first: Vec<&ShardRecord> = report
+        .records
+        .iter()
+        .filter(|r| r.arrival_ms < 250.0)
+        .collect();
+    assert!(!first.is_empty() && first.iter().all(|r| r.reissued_to.is_none()));
+    assert!(report.reissued > 0, "{report:?}");
+    stop_all(servers).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_replica_is_named() {
+    // At start: a port nobody listens on.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let servers = replicas(1, 1, 1.0).await;
+    let mut cfg = config(&servers, "none");
+    cfg.shards.push(vec![format!("http://{closed}")]);
+    let (listener, _) = tailor_server::bind("127.0.0.1:0").await.unwrap();
+    let err = tailor_server::fanout(listener, cfg, std::future::pending())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("shard 1") && err.contains(&closed.to_string()),
+        "{err}"
+    );
+
+    // While serving: the replica goes away; queries get 502 naming it, not a hang.
+    let front = Front::start(config(&servers, "none")).await;
+    let url = servers[0][0].base();
+    stop_all(servers).await;
+    let client = client();
+    let (status, body) = tokio::time::timeout(
+        Duration::from_secs(10),
+        send(&client, Method::POST, &format!("{}/work", front.base), ""),
+    )
+    .await
+    .expect("an answer, not a hang");
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+    assert!(body.contains("shard 0") && body.contains(&url), "{body}");
+    front.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overload_and_slow_shards_are_refused_with_a_reason() {
+    let servers = replicas(1, 1, 1.0).await;
+    let mut cfg = config(&servers, "none");
+    cfg.max_inflight = 1;
+    cfg.timeout = Duration::from_millis(400);
+    let front = Front::start(cfg).await;
+    let client = client();
+    let url = format!("{}/work", front.base);
+    let long = {
+        let (client, url) = (client.clone(), url.clone());
+        tokio::spawn(async move { send(&client, Method::POST, &url, r#"{"work_ms": 2000}"#).await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (status, body) = send(&client, Method::POST, &url, "").await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert!(body.contains("--max-inflight"), "{body}");
+    let (status, body) = long.await.unwrap();
+    assert_eq!(status, StatusCode::GATEWAY_TIMEOUT, "{body}");
+    assert!(
+        body.contains("shard 0") && body.contains("--timeout-ms"),
+        "{body}"
+    );
+    // The replica's copy was cancelled, and the front end serves again.
+    let (status, _) = send(&client, Method::POST, &url, "").await;
+    assert_eq!(status, StatusCode::OK);
+    front.stop().await;
+    stop_all(servers).await;
+}
+
+fn index(dir: &std::path::Path, seed: u64) -> Arc<SearchIndex> {
+    let (index, _) = SearchIndex::open_or_build(
+        dir,
+        "generated",
+        2,
+        || Ok(generated_corpus(300, seed)),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    Arc::new(index)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_hits_merge_by_score_across_shards() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let shard0 = start(
+        ServedWorkload::Search(index(a.path(), 11)),
+        seq(),
+        ServeConfig::default(),
+    )
+    .await;
+    let shard1 = start(
+        ServedWorkload::Search(index(b.path(), 12)),
+        seq(),
+        ServeConfig::default(),
+    )
+    .await;
+    let mut cfg = config(&[], "none");
+    cfg.shards = vec![vec![shard0.base()], vec![shard1.base()]];
+    let front = Front::start(cfg).await;
+    let client = client();
+    let q = "/search?q=the&k=7";
+    let (status, merged) = send(&client, Method::GET, &format!("{}{q}", front.base), "").await;
+    assert_eq!(status, StatusCode::OK, "{merged}");
+    let merged: serde_json::Value = serde_json::from_str(&merged).unwrap();
+    let mut count = 0;
+    let mut scores = Vec::new();
+    for s in [&shard0, &shard1] {
+        let (_, one) = send(&client, Method::GET, &format!("{}{q}", s.base()), "").await;
+        let one: serde_json::Value = serde_json::from_str(&one).unwrap();
+        count += one["count"].as_u64().unwrap();
+        scores.extend(
+            one["hits"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| h["score"].as_f64().unwrap()),
+        );
+    }
+    scores.sort_by(|x, y| y.total_cmp(x));
+    scores.truncate(7);
+    assert_eq!(merged["count"].as_u64().unwrap(), count);
+    let got: Vec<f64> = merged["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["score"].as_f64().unwrap())
+        .collect();
+    assert_eq!(got, scores);
+    // A bad query is refused here, before any shard sees it.
+    let (status, body) = send(
+        &client,
+        Method::GET,
+        &format!("{}/search?k=3", front.base),
+        "",
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let report = front.stop().await;
+    assert_eq!(report.shard_requests, 2);
+    shard0.stop().await;
+    shard1.stop().await;
+}
