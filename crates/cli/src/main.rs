@@ -101,6 +101,9 @@ fn init_logs() {
         .with_writer(io::stderr)
         .with_ansi(interactive())
         .with_target(false)
+        // A service whose stderr has gone away keeps serving (the default reports the
+        // failed write with eprintln!, which panics on a closed stderr).
+        .log_internal_errors(false)
         .try_init();
 }
 

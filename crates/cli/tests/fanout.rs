@@ -154,3 +154,152 @@ fn serve_refuses_bad_noise_and_shards_before_it_starts() {
         assert_refused(&tailor(&all), needle, &format!("{args:?}"));
     }
 }
+
+type StderrLines = std::io::Lines<std::io::BufReader<std::process::ChildStderr>>;
+
+/// Starts `tailor ARGS --listen 127.0.0.1:0`; returns it, its address and its stderr.
+fn spawn(args: &[&str]) -> (std::process::Child, String, StderrLines) {
+    use std::io::{BufRead, BufReader};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args(args)
+        .args(["--listen", "127.0.0.1:0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines.next().expect("it says where it listens").unwrap();
+        if let Some(rest) = line.split("http://").nth(1) {
+            break rest.split_whitespace().next().unwrap().to_string();
+        }
+    };
+    (child, addr, lines)
+}
+
+/// Kills the processes it holds when dropped: a failed assertion leaves none behind.
+struct Reap(Vec<u32>);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        for pid in &self.0 {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+    }
+}
+
+fn terminate(child: &mut std::process::Child) -> Option<i32> {
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    child.wait().unwrap().code()
+}
+
+/// `tailor fanout` over two `tailor serve`s (one shard each): `tailor load` drives it,
+/// every query is answered, SingleD at 0 ms reissues every shard request, the records
+/// it writes on SIGTERM plan with `plan reissue`; a replica nobody serves stops it at
+/// start with the replica named.
+#[test]
+fn fanout_front_end_answers_reissues_and_logs() {
+    let serve = [
+        "serve",
+        "--workload",
+        "synthetic:const:1",
+        "--policy",
+        "seq",
+        "--workers",
+        "1",
+        "--spin-rate",
+        "100",
+    ];
+    // Their stderr stays open (a service whose stderr is closed fails on its next log).
+    let (mut a, a_addr, _a_log) = spawn(&serve);
+    let (mut b, b_addr, _b_log) = spawn(&serve);
+    let _reap = Reap(vec![a.id(), b.id()]);
+    let records = scratch("fanout-front-end").join("records.csv");
+    let records_arg = records.to_str().unwrap();
+    let (mut front, addr, lines) = spawn(&[
+        "fanout",
+        "--shard",
+        &format!("http://{a_addr}"),
+        "--shard",
+        &format!("http://{b_addr}"),
+        "--reissue",
+        "single-d:0",
+        "--records",
+        records_arg,
+    ]);
+    let _reap_front = Reap(vec![front.id()]);
+    let load = tailor(&[
+        "load",
+        "--url",
+        &format!("http://{addr}"),
+        "--rps",
+        "100",
+        "--requests",
+        "30",
+    ]);
+    assert!(load.status.success(), "{}", stderr(&load));
+    let summary: serde_json::Value = serde_json::from_str(stdout(&load).trim()).unwrap();
+    assert_eq!(summary["completed"], 30, "{summary}");
+    assert_eq!(summary["policy"], "fanout single-d:0");
+    assert_eq!(terminate(&mut front), Some(0));
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(
+        rest.iter()
+            .any(|l| l.contains("60 shard requests, 60 reissued")),
+        "{rest:?}"
+    );
+    let text = std::fs::read_to_string(&records).unwrap();
+    assert_eq!(text.lines().count(), 61, "{text}");
+    assert!(text.lines().skip(1).all(|l| l.contains(",true,")), "{text}");
+    let plan = tailor(&[
+        "plan",
+        "reissue",
+        "--records",
+        records_arg,
+        "--budget",
+        "0.05",
+    ]);
+    // Both copies go to the one replica at once, so either may win: the planner reads
+    // the log and plans, or says that too many first copies were cancelled.
+    assert!(
+        stdout(&plan).contains("single-r:") || stderr(&plan).contains("never answered"),
+        "{}",
+        stderr(&plan)
+    );
+
+    // A replica that is not there: refused at start, named.
+    let gone = format!("http://{b_addr}");
+    assert_eq!(terminate(&mut b), Some(0));
+    let out = tailor(&[
+        "fanout",
+        "--listen",
+        "127.0.0.1:0",
+        "--shard",
+        &format!("http://{a_addr}"),
+        "--shard",
+        &gone,
+    ]);
+    assert_refused(&out, &gone, "a replica that is gone");
+    assert!(stderr(&out).contains("shard 1"), "{}", stderr(&out));
+    assert_eq!(terminate(&mut a), Some(0));
+    for (args, needle) in [
+        (vec!["--shard", "localhost:1"], "http://"),
+        (
+            vec!["--shard", "http://127.0.0.1:1", "--reissue", "often"],
+            "reissue",
+        ),
+        (
+            vec!["--shard", "http://127.0.0.1:1", "--route", "nearest"],
+            "--route",
+        ),
+    ] {
+        let mut all = vec!["fanout", "--listen", "127.0.0.1:0"];
+        all.extend(args.iter().copied());
+        assert_refused(&tailor(&all), needle, &format!("{args:?}"));
+    }
+}

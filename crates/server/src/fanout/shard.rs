@@ -163,12 +163,19 @@ struct ReplicasInner {
     cancel: bool,
 }
 
-/// Decrements a replica's outstanding count when its copy ends or is dropped.
-struct Outstanding<'a>(&'a AtomicUsize);
+/// A copy outstanding at replica `.1`: counted when made, released when dropped.
+struct Outstanding(Arc<ReplicasInner>, usize);
 
-impl Drop for Outstanding<'_> {
+impl Outstanding {
+    fn new(inner: Arc<ReplicasInner>, replica: usize) -> Outstanding {
+        inner.outstanding[replica].fetch_add(1, Ordering::AcqRel);
+        Outstanding(inner, replica)
+    }
+}
+
+impl Drop for Outstanding {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        self.0.outstanding[self.1].fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -242,13 +249,12 @@ impl Service<ShardRequest> for Replicas {
             &request.trace.second
         };
         slot.store(replica, Ordering::Release);
-        let inner = self.0.clone();
+        // Counted from now, so that the next pick sees it; released when the copy ends or
+        // is dropped, polled or not.
+        let outstanding = Outstanding::new(self.0.clone(), replica);
         let copy = request.copy;
         let exchange = async move {
-            let _outstanding = {
-                inner.outstanding[replica].fetch_add(1, Ordering::AcqRel);
-                Outstanding(&inner.outstanding[replica])
-            };
+            let inner = &outstanding.0;
             let url = &inner.urls[replica];
             let failed = |reason: String| ReplicaError {
                 url: url.clone(),
