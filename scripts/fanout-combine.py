@@ -45,7 +45,7 @@ def fan(shards, replicas, cores, policy, demand, rps, queries, seed, noise, reis
     args = [TAILOR, "simulate", "--shards", shards, "--replicas", replicas, "--cores", cores,
             "--policy", policy, "--demand", demand, "--arrivals", "poisson", "--rps", rps,
             "--requests", queries, "--seed", seed, "--reissue", reissue]
-    if noise:
+    if noise and noise != "none":
         args += ["--noise", noise]
     if records:
         args += ["--records", records]
@@ -56,24 +56,27 @@ def fan(shards, replicas, cores, policy, demand, rps, queries, seed, noise, reis
 
 def amplification(o, tmp, started):
     lines = [f"# Tail amplification: S shards x 1 replica of {o.cores} cores, SEQ, `{o.demand}`, "
-             f"noise {o.noise or 'none'}, {int(100 * o.load)}% utilization per server, "
-             f"{o.queries} queries, seed {o.seed}",
+             f"noise {o.noise}, {int(100 * o.load)}% utilization per server, "
+             f"min({o.amplify_queries}, 10^7 / shards) queries, seed {o.seed}",
              f"# {started:%Y-%m-%d %H:%M} UTC", "",
-             "| shards | query p50 ms | query p99 ms | p99 / one server's p99 | predicted (independent shards) |",
-             "|---|---|---|---|---|"]
+             "| shards | queries | query p50 ms | query p99 ms | p99 / one server's p99 | predicted p99 (independent shards) |",
+             "|---|---|---|---|---|---|"]
     rps = o.load * o.cores * 1000.0 / o.mean_ms
     one = os.path.join(tmp, "one.csv")
-    base = fan(1, 1, o.cores, "seq", o.demand, rps, o.queries, o.seed, o.noise, records=one)
+    # Long runs, so that each replica sees many stalls (0.1 a second is 4 in 100,000
+    # queries at 2,400 a second): up to --amplify-queries, at most 10 million shard
+    # requests.
+    base = fan(1, 1, o.cores, "seq", o.demand, rps, o.amplify_queries, o.seed, o.noise, records=one)
     with open(one) as f:
         lat = [float(r["latency_ms"]) for r in csv.DictReader(f)]
     rows = []
     for s in o.amplify:
-        queries = min(o.queries, 10_000_000 // s)
+        queries = min(o.amplify_queries, 10_000_000 // s)
         r = base if s == 1 else fan(s, 1, o.cores, "seq", o.demand, rps, queries, o.seed, o.noise)
         predicted = quantile(lat, 0.99 ** (1.0 / s))
         rows.append({"shards": s, "queries": queries, "p50_ms": r["latency_ms"]["p50"],
                      "p99_ms": r["latency_ms"]["p99"], "predicted_p99_ms": predicted})
-        lines.append(f"| {s} | {r['latency_ms']['p50']:.2f} | {r['latency_ms']['p99']:.2f} | "
+        lines.append(f"| {s} | {queries} | {r['latency_ms']['p50']:.2f} | {r['latency_ms']['p99']:.2f} | "
                      f"{r['latency_ms']['p99'] / base['latency_ms']['p99']:.2f}x | {predicted:.2f} |")
         print(lines[-1], file=sys.stderr)
     return lines, rows
@@ -92,7 +95,7 @@ def combine(o, tmp, started):
     demand = f"profile:{profile}"
     lines = [f"# Combining: {o.shards} shards x {o.replicas} replicas of {o.cores} cores, "
              f"`{o.combine_demand}` per shard request (mean {mean:.1f} ms, degrees 1-4), "
-             f"noise {o.noise or 'none'}, budget {o.budget}, {o.queries} queries, seed {o.seed}",
+             f"noise {o.noise}, budget {o.budget}, {o.queries} queries, seed {o.seed}",
              f"# {started:%Y-%m-%d %H:%M} UTC", "",
              "| load | SEQ | SEQ + SingleR | FM | FM + SingleR | best |",
              "|---|---|---|---|---|---|"]
@@ -137,6 +140,8 @@ def main():
     a.add_argument("--noise", default="0.1:100")
     a.add_argument("--load", type=float, default=0.3)
     a.add_argument("--amplify", default="1,2,5,10,20,50,100")
+    a.add_argument("--amplify-queries", type=int, default=1_000_000)
+    a.add_argument("--tag", default="", help="appended to the output files' names")
     a.add_argument("--shards", type=int, default=10)
     a.add_argument("--replicas", type=int, default=3)
     a.add_argument("--combine-demand", default="scale:0.075:shape:lucene")
@@ -150,7 +155,7 @@ def main():
     o.amplify = [int(x) for x in o.amplify.split(",")]
     o.loads = [float(x) for x in o.loads.split(",")]
     if o.quick:
-        o.queries, o.amplify, o.loads = 10_000, [1, 10], [0.3]
+        o.queries, o.amplify_queries, o.amplify, o.loads = 10_000, 10_000, [1, 10], [0.3]
     started = datetime.datetime.now(datetime.timezone.utc)
     stem = f"docs/fanout-runs/{started:%Y-%m-%d}"
     with tempfile.TemporaryDirectory() as tmp:
@@ -161,9 +166,9 @@ def main():
             text = "\n".join(lines) + "\n"
             print(text)
             if not o.quick:
-                with open(f"{stem}-{name}.txt", "w") as f:
+                with open(f"{stem}-{name}{o.tag}.txt", "w") as f:
                     f.write(text)
-                with open(f"{stem}-{name}.json", "w") as f:
+                with open(f"{stem}-{name}{o.tag}.json", "w") as f:
                     json.dump({"settings": vars(o), "rows": rows}, f, indent=1)
 
 
