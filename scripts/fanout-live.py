@@ -6,8 +6,10 @@ plan reissue` for a budget, and tower's hedging at the budget's percentile.
 
     cargo build --release && python3 scripts/fanout-live.py [--rounds 3]
 
-Per round: a run without reissue logs every shard request (the planning log); then each
-policy runs once, in a shuffled order, each against a fresh front end over the same
+Per round: a run without reissue logs every shard request (the planning log), `tailor
+plan reissue` plans for --margin x the budget, and the plan is re-planned --iterations
+times from a log taken under it (the paper's adaptation to the load reissues add);
+then each policy runs once, in a shuffled order, each against a fresh front end over the same
 replicas. The replicas restart every round (their stalls seeded by the round). Every
 query must be answered 2xx or refused with a reason: the script fails otherwise.
 Writes docs/fanout-runs/<date>-live.{txt,json}.
@@ -112,6 +114,10 @@ def main():
     a.add_argument("--noise", default="0.5:100", help="RATE_PER_S:LENGTH_MS of the noisy replica")
     a.add_argument("--noisy", type=int, default=1, help="replicas with noise (shard 0's first ones)")
     a.add_argument("--budget", type=float, default=0.05)
+    a.add_argument("--margin", type=float, default=0.9,
+                   help="plan SingleR and SingleD for margin x budget (runs scatter around the plan)")
+    a.add_argument("--iterations", type=int, default=1,
+                   help="re-plans from a log taken under the previous plan")
     a.add_argument("--rps", type=float, default=40.0)
     a.add_argument("--queries", type=int, default=2400, help="queries per run")
     a.add_argument("--rounds", type=int, default=3)
@@ -121,6 +127,7 @@ def main():
     o = a.parse_args()
     if not os.path.exists(o.query_file):
         sys.exit(f"{o.query_file}: no such file (run `tailor demo --quick` once, or give --query-file)")
+    # tower's hedge has no budget: its percentile is the budget's, unplanned.
     hedge_p = round(100 * (1 - o.budget), 4)
     results = []
     started = datetime.datetime.now(datetime.timezone.utc)
@@ -142,7 +149,12 @@ def main():
                 shards.append(urls)
             try:
                 base = run_policy(shards, "none", o.query_file, o.rps, o.queries, rnd, tmp, f"log-{rnd}")
-                planned = plan(base["records"], o.budget, o.shards)
+                planned = plan(base["records"], o.margin * o.budget, o.shards)
+                for it in range(o.iterations):
+                    # The paper's adaptation: re-plan from a log taken under the plan.
+                    under = run_policy(shards, planned["policy"], o.query_file, o.rps, o.queries,
+                                       rnd + 1000 * (it + 1), tmp, f"log-{rnd}-{it + 1}")
+                    planned = plan(under["records"], o.margin * o.budget, o.shards)
                 if not planned.get("single_d"):
                     sys.exit(f"the planner named no SingleD within the budget: {planned}")
                 policies = ["none", planned["policy"], planned["single_d"]["policy"], f"hedge:{hedge_p}"]
@@ -168,7 +180,8 @@ def main():
     rate = {k: statistics.median(r["reissue_rate"] for r in results if r["kind"] == k) for k in kinds}
     lines = [f"# Live fan-out: {o.shards} shards x {o.replicas} replicas of `serve --workload search "
              f"--policy seq --workers 1`, noise {o.noise} on {o.noisy} replica(s), {o.rps} queries/s, "
-             f"{o.queries} queries per run, budget {o.budget}, {o.rounds} rounds",
+             f"{o.queries} queries per run, budget {o.budget} (planned at {o.margin} of it, "
+             f"re-planned {o.iterations} time(s) under the plan), {o.rounds} rounds",
              f"# {started:%Y-%m-%d %H:%M} UTC to {datetime.datetime.now(datetime.timezone.utc):%H:%M} UTC; "
              f"machine: {os.cpu_count()} CPUs", "",
              "| policy | p99 ms per round | median p99 ms | vs none | median reissue rate |",

@@ -176,15 +176,15 @@ fn spawn(args: &[&str]) -> (std::process::Child, String, StderrLines) {
     (child, addr, lines)
 }
 
-/// Kills the processes it holds when dropped: a failed assertion leaves none behind.
-struct Reap(Vec<u32>);
+/// A child process that is killed when dropped unless it has ended: a failed assertion
+/// leaves none behind.
+struct Proc(std::process::Child);
 
-impl Drop for Reap {
+impl Drop for Proc {
     fn drop(&mut self) {
-        for pid in &self.0 {
-            let _ = std::process::Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
         }
     }
 }
@@ -216,12 +216,12 @@ fn fanout_front_end_answers_reissues_and_logs() {
         "100",
     ];
     // Their stderr stays open (a service whose stderr is closed fails on its next log).
-    let (mut a, a_addr, _a_log) = spawn(&serve);
-    let (mut b, b_addr, _b_log) = spawn(&serve);
-    let _reap = Reap(vec![a.id(), b.id()]);
+    let (a, a_addr, _a_log) = spawn(&serve);
+    let (b, b_addr, _b_log) = spawn(&serve);
+    let (mut a, mut b) = (Proc(a), Proc(b));
     let records = scratch("fanout-front-end").join("records.csv");
     let records_arg = records.to_str().unwrap();
-    let (mut front, addr, lines) = spawn(&[
+    let (front, addr, lines) = spawn(&[
         "fanout",
         "--shard",
         &format!("http://{a_addr}"),
@@ -232,7 +232,7 @@ fn fanout_front_end_answers_reissues_and_logs() {
         "--records",
         records_arg,
     ]);
-    let _reap_front = Reap(vec![front.id()]);
+    let mut front = Proc(front);
     let load = tailor(&[
         "load",
         "--url",
@@ -246,7 +246,7 @@ fn fanout_front_end_answers_reissues_and_logs() {
     let summary: serde_json::Value = serde_json::from_str(stdout(&load).trim()).unwrap();
     assert_eq!(summary["completed"], 30, "{summary}");
     assert_eq!(summary["policy"], "fanout single-d:0");
-    assert_eq!(terminate(&mut front), Some(0));
+    assert_eq!(terminate(&mut front.0), Some(0));
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     assert!(
         rest.iter()
@@ -274,7 +274,7 @@ fn fanout_front_end_answers_reissues_and_logs() {
 
     // A replica that is not there: refused at start, named.
     let gone = format!("http://{b_addr}");
-    assert_eq!(terminate(&mut b), Some(0));
+    assert_eq!(terminate(&mut b.0), Some(0));
     let out = tailor(&[
         "fanout",
         "--listen",
@@ -286,7 +286,7 @@ fn fanout_front_end_answers_reissues_and_logs() {
     ]);
     assert_refused(&out, &gone, "a replica that is gone");
     assert!(stderr(&out).contains("shard 1"), "{}", stderr(&out));
-    assert_eq!(terminate(&mut a), Some(0));
+    assert_eq!(terminate(&mut a.0), Some(0));
     for (args, needle) in [
         (vec!["--shard", "localhost:1"], "http://"),
         (
@@ -296,6 +296,25 @@ fn fanout_front_end_answers_reissues_and_logs() {
         (
             vec!["--shard", "http://127.0.0.1:1", "--route", "nearest"],
             "--route",
+        ),
+        (
+            vec![
+                "--shard",
+                "http://127.0.0.1:1",
+                "--no-cancel",
+                "--records",
+                "x.csv",
+            ],
+            "--no-cancel",
+        ),
+        (
+            vec![
+                "--shard",
+                "http://127.0.0.1:1",
+                "--hedge-period-s",
+                "0.0000001",
+            ],
+            "--hedge-period-s",
         ),
     ] {
         let mut all = vec!["fanout", "--listen", "127.0.0.1:0"];

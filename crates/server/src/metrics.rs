@@ -192,6 +192,9 @@ impl Default for HttpMetrics {
             unavailable.clone(),
         );
         registry.register_collector(Box::new(ProcessCpu));
+        for class in ["2xx", "4xx", "5xx"] {
+            let _ = answers.get_or_create(&[("class", class.into())]);
+        }
         HttpMetrics {
             registry,
             answers,

@@ -257,11 +257,11 @@ async fn a_reissue_escapes_a_slow_replica() {
 async fn hedging_starts_once_a_period_has_data() {
     let servers = replicas(1, 2, 0.5).await;
     let mut cfg = config(&servers, "hedge:50");
-    cfg.hedge_period = Duration::from_millis(300);
+    cfg.hedge_period = Duration::from_millis(500);
     let front = Front::start(cfg).await;
     let client = client();
     let started = std::time::Instant::now();
-    while started.elapsed() < Duration::from_millis(1500) {
+    while started.elapsed() < Duration::from_millis(3000) {
         let (status, _) = send(&client, Method::POST, &format!("{}/work", front.base), "").await;
         assert_eq!(status, StatusCode::OK);
     }
@@ -270,11 +270,42 @@ async fn hedging_starts_once_a_period_has_data() {
     let first: Vec<&ShardRecord> = report
         .records
         .iter()
-        .filter(|r| r.arrival_ms < 250.0)
+        .filter(|r| r.arrival_ms < 450.0)
         .collect();
     assert!(!first.is_empty() && first.iter().all(|r| r.reissued_to.is_none()));
     assert!(report.reissued > 0, "{report:?}");
     stop_all(servers).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn single_r_reissues_at_once_when_the_first_copy_fails() {
+    // Replica 0 goes away after the start-up probe: first copies routed to it fail at
+    // once, and SingleR (q = 1, d = 500 ms) sends their reissue then, not at d.
+    let gone = start(synthetic(1.0), seq(), ServeConfig::default()).await;
+    let live = start(synthetic(1.0), seq(), ServeConfig::default()).await;
+    let mut cfg = config(&[], "single-r:500:1");
+    cfg.shards = vec![vec![gone.base(), live.base()]];
+    let front = Front::start(cfg).await;
+    gone.stop().await;
+    let client = client();
+    for _ in 0..12 {
+        let started = std::time::Instant::now();
+        let (status, body) = send(&client, Method::POST, &format!("{}/work", front.base), "").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(
+            started.elapsed() < Duration::from_millis(400),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+    let report = front.stop().await;
+    let to_gone = report.records.iter().filter(|r| r.replica == 0).count();
+    assert!(
+        to_gone > 0,
+        "random routing sent no first copy to the gone replica"
+    );
+    assert_eq!(report.reissued as usize, to_gone);
+    live.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

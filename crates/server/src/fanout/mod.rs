@@ -5,7 +5,8 @@
 //! shards' hits by score, `GET|POST /work` reports each shard's answer. A shard request
 //! may be reissued to another replica of its shard (see [`shard`]'s policies); the first
 //! answer wins and the other copy is dropped, which closes its connection and cancels
-//! it at the replica (or, with `cancel: false`, left to finish).
+//! it at the replica (or, with `cancel: false`, left to finish: at most `max_inflight`
+//! such copies at once, each for at most `timeout`; beyond that they are cancelled).
 //!
 //! Everything is bounded: at most `max_inflight` queries are in the front end (beyond
 //! it, 503 at once), each for at most `timeout` (then 504). A replica that cannot be
@@ -37,7 +38,7 @@ use tailor_core::{Reissue, ShardRecord};
 
 use crate::metrics::{latency_histogram, Label, ProcessCpu};
 pub use shard::Route;
-use shard::{error_chain, HttpClient, Replicas, ShardStack};
+use shard::{error_chain, HttpClient, Losers, Replicas, ShardStack};
 
 /// The front end's settings.
 #[derive(Debug, Clone)]
@@ -90,8 +91,8 @@ pub struct FanoutReport {
     pub shard_requests: u64,
     /// Shard requests whose second copy was sent.
     pub reissued: u64,
-    /// One record per shard request of an answered query, in the order they ended
-    /// (when asked for).
+    /// One record per shard request of an answered query, by query in the order the
+    /// queries were answered, then by shard (when asked for).
     pub records: Vec<ShardRecord>,
 }
 
@@ -134,7 +135,7 @@ impl Default for FanoutMetrics {
         );
         registry.register(
             "tailor_http_responses",
-            "HTTP answers by status class.",
+            "HTTP answers to /search and /work by status class.",
             m.answers.clone(),
         );
         registry.register(
@@ -163,6 +164,9 @@ impl Default for FanoutMetrics {
             m.inflight.clone(),
         );
         registry.register_collector(Box::new(ProcessCpu));
+        for class in ["2xx", "4xx", "5xx"] {
+            let _ = m.answers.get_or_create(&[("class", class.into())]);
+        }
         FanoutMetrics { registry, ..m }
     }
 }
@@ -187,6 +191,10 @@ fn client(max_inflight: usize) -> HttpClient {
     connector.set_connect_timeout(Some(Duration::from_secs(2)));
     Client::builder(crate::executor())
         .pool_max_idle_per_host(max_inflight)
+        // Below `serve`'s 10 s idle limit, so a pooled connection is not reused just as
+        // the replica closes it.
+        .pool_idle_timeout(Duration::from_secs(5))
+        .pool_timer(hyper_util::rt::TokioTimer::new())
         .build(connector)
 }
 
@@ -254,6 +262,19 @@ fn check(config: &FanoutConfig) -> Result<(), FanoutError> {
     if config.max_inflight == 0 {
         return bad("--max-inflight must be at least 1".into());
     }
+    if config.timeout < Duration::from_millis(1) {
+        return bad("--timeout-ms must be at least 1".into());
+    }
+    if config.hedge_period < Duration::from_millis(1) {
+        return bad("--hedge-period-s must be at least 0.001".into());
+    }
+    if config.records && !config.cancel {
+        return bad(
+            "--records with --no-cancel: a losing first copy would end after its record is \
+             written and look cancelled to `plan reissue`; record with cancellation on"
+                .into(),
+        );
+    }
     Ok(())
 }
 
@@ -267,6 +288,15 @@ pub async fn fanout(
     check(&config)?;
     let http = client(config.max_inflight);
     let workload = probe(&config, &http).await?;
+    let metrics = FanoutMetrics::default();
+    let losers = if config.cancel {
+        Losers::Cancel
+    } else {
+        Losers::Finish(
+            Arc::new(Semaphore::new(config.max_inflight)),
+            config.timeout,
+        )
+    };
     let stacks = config
         .shards
         .iter()
@@ -280,7 +310,11 @@ pub async fn fanout(
                 config.route,
                 seed,
                 http.clone(),
-                config.cancel,
+                losers.clone(),
+                metrics
+                    .reissued
+                    .get_or_create(&[("shard", i.to_string())])
+                    .clone(),
             );
             ShardStack::new(replicas, config.reissue, seed ^ 1, config.hedge_period)
         })
@@ -292,7 +326,7 @@ pub async fn fanout(
         started: Instant::now(),
         queries: AtomicUsize::new(0),
         draining: AtomicBool::new(false),
-        metrics: FanoutMetrics::default(),
+        metrics,
         records: Mutex::new(Vec::new()),
         config,
     });

@@ -137,6 +137,11 @@ async fn gather(state: &Arc<State>, fanned: Fanned, received: Instant) -> Result
             fanned.body.clone(),
         );
         traces.push(request.trace.clone());
+        state
+            .metrics
+            .shard_requests
+            .get_or_create(&[("shard", shard.to_string())])
+            .inc();
         let answer = stack.send(request);
         set.spawn(async move { (shard, answer.await) });
     }
@@ -151,10 +156,6 @@ async fn gather(state: &Arc<State>, fanned: Fanned, received: Instant) -> Result
                 )
             })?;
             let label = [("shard", shard.to_string())];
-            state.metrics.shard_requests.get_or_create(&label).inc();
-            if traces[shard].reissued_to().is_some() {
-                state.metrics.reissued.get_or_create(&label).inc();
-            }
             match answer {
                 Ok(a) => {
                     if a.copy == 1 {

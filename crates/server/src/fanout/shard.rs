@@ -22,7 +22,9 @@ use http_body_util::{BodyExt, Full};
 use hyper::{Method, Request, StatusCode};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
+use prometheus_client::metrics::counter::Counter;
 use rand::RngExt;
+use tokio::sync::Semaphore;
 use tower::hedge::Hedge;
 use tower::{BoxError, Service};
 
@@ -158,9 +160,22 @@ struct ReplicasInner {
     route: Route,
     rng: Mutex<Rng>,
     client: HttpClient,
-    /// Whether a losing copy is dropped (its connection closed, which cancels it at the
-    /// replica) or left to finish.
-    cancel: bool,
+    /// When a losing copy is left to finish (`--no-cancel`): permits for such copies,
+    /// shared by every shard, and how long one may run. A copy that finds no permit is
+    /// cancellable like any other.
+    detached: Option<(Arc<Semaphore>, Duration)>,
+    /// Second copies sent.
+    reissues: Counter,
+}
+
+/// How losing copies end.
+#[derive(Debug, Clone)]
+pub(crate) enum Losers {
+    /// Dropped: the connection closes, which cancels the copy at the replica.
+    Cancel,
+    /// Left to finish, at most this many at once (over every shard), each for at most
+    /// this long.
+    Finish(Arc<Semaphore>, Duration),
 }
 
 /// A copy outstanding at replica `.1`: counted when made, released when dropped.
@@ -180,12 +195,14 @@ impl Drop for Outstanding {
 }
 
 impl Replicas {
+    /// `reissues` counts the second copies this shard sends.
     pub(crate) fn new(
         urls: Vec<String>,
         route: Route,
         seed: u64,
         client: HttpClient,
-        cancel: bool,
+        losers: Losers,
+        reissues: Counter,
     ) -> Replicas {
         Replicas(Arc::new(ReplicasInner {
             outstanding: urls.iter().map(|_| AtomicUsize::new(0)).collect(),
@@ -193,13 +210,18 @@ impl Replicas {
             route,
             rng: Mutex::new(tailor_core::seeded_rng(seed)),
             client,
-            cancel,
+            detached: match losers {
+                Losers::Cancel => None,
+                Losers::Finish(permits, limit) => Some((permits, limit)),
+            },
+            reissues,
         }))
     }
 
-    /// The replica for a copy: the first by the route; the reissue by the route among
-    /// the others (the same replica when there is no other).
-    fn pick(&self, request: &ShardRequest) -> usize {
+    /// The replica for a copy, counted as outstanding there before the routing lock is
+    /// released: the first by the route; the reissue by the route among the others (the
+    /// same replica when there is no other).
+    fn pick(&self, request: &ShardRequest) -> Outstanding {
         let inner = &self.0;
         let avoid = if request.copy == 0 {
             usize::MAX
@@ -213,7 +235,7 @@ impl Replicas {
             candidates
         };
         let mut rng = inner.rng.lock().unwrap_or_else(|p| p.into_inner());
-        match inner.route {
+        let replica = match inner.route {
             Route::Random => candidates[rng.random_range(0..candidates.len())],
             Route::LeastLoaded => {
                 let least = candidates
@@ -227,7 +249,8 @@ impl Replicas {
                     .collect();
                 ties[rng.random_range(0..ties.len())]
             }
-        }
+        };
+        Outstanding::new(self.0.clone(), replica)
     }
 }
 
@@ -242,16 +265,16 @@ impl Service<ShardRequest> for Replicas {
     }
 
     fn call(&mut self, request: ShardRequest) -> Self::Future {
-        let replica = self.pick(&request);
-        let slot = if request.copy == 0 {
-            &request.trace.first
-        } else {
-            &request.trace.second
-        };
-        slot.store(replica, Ordering::Release);
         // Counted from now, so that the next pick sees it; released when the copy ends or
         // is dropped, polled or not.
-        let outstanding = Outstanding::new(self.0.clone(), replica);
+        let outstanding = self.pick(&request);
+        let replica = outstanding.1;
+        if request.copy == 0 {
+            request.trace.first.store(replica, Ordering::Release);
+        } else {
+            request.trace.second.store(replica, Ordering::Release);
+            self.0.reissues.inc();
+        }
         let copy = request.copy;
         let exchange = async move {
             let inner = &outstanding.0;
@@ -289,12 +312,29 @@ impl Service<ShardRequest> for Replicas {
                 latency_ms: ns as f64 / 1e6,
             })
         };
-        if self.0.cancel {
-            Box::pin(async move { exchange.await.map_err(BoxError::from) })
-        } else {
-            // Left to finish: dropping the join handle does not stop the task.
-            let task = tokio::spawn(exchange);
-            Box::pin(async move { task.await.map_err(BoxError::from)?.map_err(BoxError::from) })
+        let detached = self.0.detached.as_ref().and_then(|(permits, limit)| {
+            permits
+                .clone()
+                .try_acquire_owned()
+                .ok()
+                .map(|p| (p, *limit))
+        });
+        match detached {
+            None => Box::pin(async move { exchange.await.map_err(BoxError::from) }),
+            Some((permit, limit)) => {
+                // Left to finish: dropping the join handle does not stop the task, which
+                // holds its permit until it ends or its time is up.
+                let task = tokio::spawn(async move {
+                    let _permit = permit;
+                    tokio::time::timeout(limit, exchange).await
+                });
+                Box::pin(async move {
+                    match task.await.map_err(BoxError::from)? {
+                        Ok(answer) => answer.map_err(BoxError::from),
+                        Err(_) => Err(BoxError::from("the copy ran out of time")),
+                    }
+                })
+            }
         }
     }
 }
@@ -325,8 +365,9 @@ impl tower::hedge::Policy<ShardRequest> for HedgeAnother {
     }
 }
 
-/// SingleR as a tower service: see the module's summary. When one copy fails, the other
-/// is awaited (tower's hedge returns whichever ends first, failure or not).
+/// SingleR as a tower service: see the module's summary. A copy that fails or answers 5xx
+/// does not win while the other may still answer well (tower's hedge returns whichever
+/// ends first, failure or not).
 #[derive(Debug, Clone)]
 pub(crate) struct SingleR<S> {
     inner: S,
@@ -374,23 +415,45 @@ where
         Box::pin(async move {
             let mut first = std::pin::pin!(first);
             // At d = 0 both copies go at once (a timer would let a quick first copy win
-            // the race against a zero wait).
+            // the race against a zero wait). A first copy that fails, or answers 5xx,
+            // before d has its reissue sent at once.
+            let mut early = None;
             if !delay.is_zero() {
                 tokio::select! {
-                    answer = &mut first => return answer,
+                    biased;
+                    answer = &mut first => match answer {
+                        Ok(a) if !a.status.is_server_error() => return Ok(a),
+                        failed => early = Some(failed),
+                    },
                     () = tokio::time::sleep(delay) => {}
                 }
             }
             tower::ServiceExt::ready(&mut inner).await?;
-            let mut second = std::pin::pin!(inner.call(second));
+            let second = inner.call(second);
+            if let Some(failed) = early {
+                return match second.await {
+                    Ok(a) if !a.status.is_server_error() => Ok(a),
+                    _ => failed,
+                };
+            }
+            let mut second = std::pin::pin!(second);
+            // The first good answer wins; a failure or a 5xx waits for the other copy,
+            // and is the answer only if that one fails too.
             tokio::select! {
+                biased;
                 answer = &mut first => match answer {
-                    Ok(a) => Ok(a),
-                    Err(_) => second.await,
+                    Ok(a) if !a.status.is_server_error() => Ok(a),
+                    failed => match second.await {
+                        Ok(a) if !a.status.is_server_error() => Ok(a),
+                        _ => failed,
+                    },
                 },
                 answer = &mut second => match answer {
-                    Ok(a) => Ok(a),
-                    Err(_) => first.await,
+                    Ok(a) if !a.status.is_server_error() => Ok(a),
+                    failed => match first.await {
+                        Ok(a) if !a.status.is_server_error() => Ok(a),
+                        _ => failed,
+                    },
                 },
             }
         })
