@@ -152,42 +152,13 @@ pub async fn serve(
         config,
     });
     let app = routes::router(state.clone());
-    let graceful = GracefulShutdown::new();
-    let slots = Arc::new(Semaphore::new(state.config.max_connections.max(1)));
-    tokio::pin!(shutdown);
-    loop {
-        // A slot first, then a connection: beyond the bound, clients wait in the backlog.
-        let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
-            () = &mut shutdown => break,
-        };
-        let (stream, _peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(x) => x,
-                // Out of file descriptors and the like: wait a little, keep serving.
-                Err(_) => {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        let _ = stream.set_nodelay(true);
-        let service = hyper_util::service::TowerToHyperService::new(app.clone());
-        // A client that sends no complete request head within 10 s (idle keep-alive
-        // included) is disconnected, so slow or idle clients cannot hold every slot.
-        let connection = hyper::server::conn::http1::Builder::new()
-            .keep_alive(true)
-            .timer(hyper_util::rt::TokioTimer::new())
-            .header_read_timeout(Duration::from_secs(10))
-            .serve_connection(TokioIo::new(stream), service);
-        let connection = graceful.watch(connection);
-        tokio::spawn(async move {
-            let _ = connection.await;
-            drop(slot);
-        });
-    }
-    drop(listener);
+    let graceful = accept_until(
+        listener,
+        app.clone(),
+        state.config.max_connections,
+        shutdown,
+    )
+    .await;
     state.draining.store(true, Ordering::Release);
     // Idle keep-alive connections close now; busy ones after their answer.
     let deadline = state.config.drain;
@@ -224,6 +195,54 @@ pub async fn serve(
         cancelled_at_deadline,
         answers,
     })
+}
+
+/// Serves HTTP/1.1 connections from `listener` with `app` until `shutdown` resolves: at
+/// most `max_connections` at once (a slot first, then a connection, so beyond the bound
+/// clients wait in the listen backlog), each watched by the returned graceful shutdown.
+/// Shared by `serve` and `fanout`.
+pub(crate) async fn accept_until(
+    listener: TcpListener,
+    app: axum::Router,
+    max_connections: usize,
+    shutdown: impl Future<Output = ()>,
+) -> GracefulShutdown {
+    let graceful = GracefulShutdown::new();
+    let slots = Arc::new(Semaphore::new(max_connections.max(1)));
+    tokio::pin!(shutdown);
+    loop {
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
+            () = &mut shutdown => break,
+        };
+        let (stream, _peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(x) => x,
+                // Out of file descriptors and the like: wait a little, keep serving.
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        // A client that sends no complete request head within 10 s (idle keep-alive
+        // included) is disconnected, so slow or idle clients cannot hold every slot.
+        let connection = hyper::server::conn::http1::Builder::new()
+            .keep_alive(true)
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(Duration::from_secs(10))
+            .serve_connection(TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            let _ = connection.await;
+            drop(slot);
+        });
+    }
+    graceful
 }
 
 /// The state itself once connection tasks have dropped their references, within `wait`.

@@ -23,8 +23,6 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use hyper::Method;
 use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioIo;
-use hyper_util::server::graceful::GracefulShutdown;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -337,31 +335,10 @@ pub async fn fanout(
         "every replica answered /healthz"
     );
     let app = routes::router(state.clone());
-    let graceful = GracefulShutdown::new();
-    tokio::pin!(shutdown);
-    loop {
-        let (stream, _peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(x) => x,
-                Err(e) => {
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        let _ = stream.set_nodelay(true);
-        let service = hyper_util::service::TowerToHyperService::new(app.clone());
-        let connection = hyper::server::conn::http1::Builder::new()
-            .keep_alive(true)
-            .timer(hyper_util::rt::TokioTimer::new())
-            .header_read_timeout(Duration::from_secs(10))
-            .serve_connection(TokioIo::new(stream), service);
-        let connection = graceful.watch(connection);
-        tokio::spawn(connection);
-    }
-    drop(listener);
+    // Each connection carries one query at a time: twice the in-flight bound (at least
+    // 64) leaves room for idle keep-alive connections and for the 503s beyond it.
+    let connections = (2 * state.config.max_inflight).max(64);
+    let graceful = crate::accept_until(listener, app, connections, shutdown).await;
     state.draining.store(true, Ordering::Release);
     let _ = tokio::time::timeout(state.config.timeout, graceful.shutdown()).await;
     let answers = ["2xx", "4xx", "5xx"].map(|c| {
