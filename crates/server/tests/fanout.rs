@@ -9,7 +9,7 @@ use std::time::Duration;
 mod common;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::{Method, Request, StatusCode};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
@@ -22,20 +22,12 @@ use tailor_server::{FanoutConfig, FanoutError, FanoutReport, Route, ServeConfig,
 use tailor_workloads::search::{generated_corpus, SearchIndex};
 use tailor_workloads::{Spinner, SyntheticShape};
 
-use common::{start, Running};
+use common::{start, HttpClient, Running};
 
-type HttpClient = Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>;
-
+/// One request; its status and body.
 async fn send(client: &HttpClient, method: Method, url: &str, body: &str) -> (StatusCode, String) {
-    let request = Request::builder()
-        .method(method)
-        .uri(url)
-        .body(Full::new(Bytes::from(body.to_string())))
-        .unwrap();
-    let response = client.request(request).await.expect("an answer");
-    let status = response.status();
-    let body = response.into_body().collect().await.unwrap().to_bytes();
-    (status, String::from_utf8_lossy(&body).into_owned())
+    let (status, _, body) = common::send(client, method, url, body).await;
+    (status, body)
 }
 
 fn synthetic(work_ms: f64) -> ServedWorkload {

@@ -7,16 +7,14 @@ use std::time::Duration;
 
 mod common;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::{Method, Request, StatusCode};
+use hyper::{Method, StatusCode};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
 use tailor_core::{Arrivals, Demand, DemandModel, Policy};
 use tailor_runtime::RuntimeConfig;
 
-use common::start;
+use common::{send, start, HttpClient};
 use tailor_server::{
     run_load, LoadConfig, SearchAnswer, ServeConfig, ServeReport, ServedWorkload, Target, MAX_K,
     MAX_QUERY_BYTES,
@@ -24,32 +22,8 @@ use tailor_server::{
 use tailor_workloads::search::{generate_queries, generated_corpus, SearchIndex, SearchJob};
 use tailor_workloads::{Spinner, SyntheticShape};
 
-type HttpClient = Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>;
-
 fn client() -> HttpClient {
     Client::builder(TokioExecutor::new()).build_http()
-}
-
-/// One request; its status, Retry-After header and body.
-async fn send(
-    client: &HttpClient,
-    method: Method,
-    url: &str,
-    body: &str,
-) -> (StatusCode, Option<String>, String) {
-    let request = Request::builder()
-        .method(method)
-        .uri(url)
-        .body(Full::new(Bytes::from(body.to_string())))
-        .unwrap();
-    let response = client.request(request).await.expect("an answer");
-    let status = response.status();
-    let retry = response
-        .headers()
-        .get("retry-after")
-        .map(|v| v.to_str().unwrap().to_string());
-    let body = response.into_body().collect().await.unwrap().to_bytes();
-    (status, retry, String::from_utf8_lossy(&body).into_owned())
 }
 
 fn small_index(dir: &std::path::Path) -> Arc<SearchIndex> {

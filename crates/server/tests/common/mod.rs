@@ -1,4 +1,5 @@
-//! A `tailor serve` on a loopback port for the integration tests, and its shutdown.
+//! A `tailor serve` on a loopback port for the integration tests, its shutdown, and a
+//! client to ask it.
 
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -51,4 +52,37 @@ pub(crate) async fn start(
         stop,
         done,
     }
+}
+
+/// The tests' HTTP client.
+#[allow(dead_code)]
+pub(crate) type HttpClient = hyper_util::client::legacy::Client<
+    hyper_util::client::legacy::connect::HttpConnector,
+    http_body_util::Full<bytes::Bytes>,
+>;
+
+/// One request; its status, Retry-After header and body.
+#[allow(dead_code)]
+pub(crate) async fn send(
+    client: &HttpClient,
+    method: hyper::Method,
+    url: &str,
+    body: &str,
+) -> (hyper::StatusCode, Option<String>, String) {
+    use http_body_util::BodyExt;
+    let request = hyper::Request::builder()
+        .method(method)
+        .uri(url)
+        .body(http_body_util::Full::new(bytes::Bytes::from(
+            body.to_string(),
+        )))
+        .unwrap();
+    let response = client.request(request).await.expect("an answer");
+    let status = response.status();
+    let retry = response
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().to_string());
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    (status, retry, String::from_utf8_lossy(&body).into_owned())
 }
