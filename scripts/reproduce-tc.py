@@ -420,10 +420,19 @@ def agree_mode(args):
     """The same settings in the simulator and live at 2 cores, heavy load (75%), on three
     seeds; the medians of the live and of the simulated runs, policy by policy.
 
-    Beside the nominal simulation it runs the calibrated one (`sim@c`): the executor's
-    wake-up cost and its efficiency on parallel work, measured first on seed-7 runs that
-    the comparison does not use (`calibrate`), are given to the model as `--wake-ms`
-    and a work scale, the same for every policy, seed and workload."""
+    Beside the nominal simulation it runs two calibrated ones, both with the executor's
+    wake-up cost measured first on seed-7 runs that the comparison does not use
+    (`calibrate`):
+    - `sim@c`: every request's work scaled by the efficiency factor of the same
+      calibration, one factor for every policy, seed and workload;
+    - `sim@r`: every request's work scaled by the delivered speed of the live run it is
+      compared with: that run's mean busy threads (a sampled count of the executor's
+      workers inside a request) over the nominal simulation's. It is a measured input
+      (what the work cost the machine in that run, whatever the VM's speed then), not a
+      fit to the latencies.
+    Within each seed the policies run in a shuffled order (seeded), so that a drift of
+    the VM's speed does not always fall on the same policy."""
+    import random
     seeds = [args.seed, args.seed + 1, args.seed + 2]
     print(f"### Simulator against the live executor, 2 cores, heavy load (75%), "
           f"{args.requests} requests, seeds {seeds[0]}-{seeds[-1]}, medians of the three")
@@ -434,12 +443,16 @@ def agree_mode(args):
     calibrated.sim_args = ["--wake-ms", f"{wake:.4f}"]
     sim.sim_args = []
     print("\n`sim` is the nominal simulation; `sim@c` the calibrated one (wake-up "
-          f"{wake:.3f} ms, work x {scale:.4f}).")
+          f"{wake:.3f} ms, work x {scale:.4f}); `sim@r` has the same wake-up and each live "
+          "run's own delivered speed.")
+    cols = ["live", "sim", "sim@c", "sim@r"]
     print("\n| workload | policy | target ms | live miss % | sim miss % | diff | sim@c miss % | diff "
-          "| live p99 | sim p99 | diff | sim@c p99 | diff |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| sim@r miss % | diff | live p99 | sim p99 | diff | sim@c p99 | diff | sim@r p99 | diff "
+          "| run scales |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     med = statistics.median
     diff = lambda a, b: f"{100 * (a - b) / b:+.0f}%" if b else "n/a"
+    order = random.Random(args.seed)
     for name in ["lognormal", "bing"]:
         demand, mean = WORKLOADS[name]
         rps = LOADS["heavy"] * 2 * 1000 / mean
@@ -448,21 +461,31 @@ def agree_mode(args):
         sim.run("steal-first", demand, rps, records=rec, tag="agree")
         target = percentiles_from_records(rec)[2]  # steal-first's p99 in simulation
         table = sim.plan(demand, rps, target)
-        runs = {p: ([], [], []) for p in POLICIES}
+        runs = {p: {c: [] for c in cols + ["scale"]} for p in POLICIES}
         for seed in seeds:
             live.seed = sim.seed = calibrated.seed = seed
-            for p in POLICIES:
+            policies = list(POLICIES)
+            order.shuffle(policies)
+            for p in policies:
                 t = table if p.startswith("tail") else None
-                runs[p][0].append(live.run(p, demand, rps, target, t, tag="agree"))
-                runs[p][1].append(sim.run(p, demand, rps, target, t, tag="agree"))
-                runs[p][2].append(calibrated.run(p, f"scale:{scale:.5f}:{demand}", rps, target, t,
-                                                 tag="agree-calibrated"))
+                got = runs[p]
+                got["live"].append(live.run(p, demand, rps, target, t, tag="agree"))
+                got["sim"].append(sim.run(p, demand, rps, target, t, tag="agree"))
+                got["sim@c"].append(calibrated.run(p, f"scale:{scale:.5f}:{demand}", rps, target,
+                                                   t, tag="agree-calibrated"))
+                delivered = got["live"][-1]["mean_threads"] / got["sim"][-1]["mean_threads"]
+                got["scale"].append(delivered)
+                got["sim@r"].append(calibrated.run(p, f"scale:{delivered:.5f}:{demand}", rps,
+                                                   target, t, tag="agree-run-scale"))
         for p in POLICIES:
-            lm, sm, cm = (med(x["miss_ratio"] for x in r) for r in runs[p])
-            lp, sp, cp = (med(x["latency_ms"]["p99"] for x in r) for r in runs[p])
-            print(f"| {name} | {p} | {target:.1f} | {pct(lm)} | {pct(sm)} | {diff(lm, sm)} "
-                  f"| {pct(cm)} | {diff(lm, cm)} | {lp:.1f} | {sp:.1f} | {diff(lp, sp)} "
-                  f"| {cp:.1f} | {diff(lp, cp)} |", flush=True)
+            miss = [med(x["miss_ratio"] for x in runs[p][c]) for c in cols]
+            p99 = [med(x["latency_ms"]["p99"] for x in runs[p][c]) for c in cols]
+            scales = ", ".join(f"{x:.3f}" for x in runs[p]["scale"])
+            print(f"| {name} | {p} | {target:.1f} | {pct(miss[0])} "
+                  + " ".join(f"| {pct(m)} | {diff(miss[0], m)}" for m in miss[1:])
+                  + f" | {p99[0]:.1f} "
+                  + " ".join(f"| {x:.1f} | {diff(p99[0], x)}" for x in p99[1:])
+                  + f" | {scales} |", flush=True)
 
 
 def main():
