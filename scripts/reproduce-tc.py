@@ -8,6 +8,7 @@ Usage:
   python3 scripts/reproduce-tc.py calibrate [--requests N]          # the executor's costs, 2 cores
   python3 scripts/reproduce-tc.py trace [--out DIR]                 # Fig. 15 chart (SVG)
   python3 scripts/reproduce-tc.py fig2 [--requests N] [--out DIR]   # Fig. 2, bimodal work
+  python3 scripts/reproduce-tc.py fig12 [--seeds 1,2,3] [--targets 20,25,30,40]  # Fig. 12 by seed
 
 Each mode prints Markdown tables (pasted into docs/reproduction.md) and keeps every run
 summary as JSON lines under DIR (default docs/tc-runs/). Targets are steal-first's 97.5,
@@ -244,6 +245,35 @@ def sim_mode(args):
                   + f" | {caps['tail-control'] / best:.3f} |", flush=True)
 
 
+def fig12_mode(args):
+    """Fig. 12 on both Bing distributions, seed by seed: the capacity at 99.5% within each
+    target for steal-first, admit-first and tail-control, and the medians of the ratios."""
+    seeds = [int(x) for x in args.seeds.split(",")]
+    targets = [float(x) for x in args.targets.split(",")]
+    print(f"#### Fig. 12 by seed: capacity (rps, to 10) at 99.5% within the target, 16 cores, "
+          f"{args.requests} requests per point, seeds {args.seeds}\n")
+    print("| work | target ms | seed | steal-first | admit-first | tail-control | TC / SF "
+          "| TC / better |")
+    print("|---|---|---|---|---|---|---|---|")
+    med = statistics.median
+    for name in ["bing-fig1", "bing"]:
+        demand = WORKLOADS[name][0]
+        for target in targets:
+            sf_ratio, best_ratio = [], []
+            for seed in seeds:
+                r = Runner("sim", 16, args.requests, args.out, seed=seed)
+                caps = {p: capacity(r, p, demand, target)
+                        for p in ["steal-first", "admit-first", "tail-control"]}
+                best = max(caps["steal-first"], caps["admit-first"])
+                sf_ratio.append(caps["tail-control"] / caps["steal-first"])
+                best_ratio.append(caps["tail-control"] / best)
+                print(f"| {name} | {target:.0f} | {seed} | "
+                      + " | ".join(str(c) for c in caps.values())
+                      + f" | {sf_ratio[-1]:.3f} | {best_ratio[-1]:.3f} |", flush=True)
+            print(f"| {name} | {target:.0f} | median | | | | **{med(sf_ratio):.3f}** "
+                  f"| **{med(best_ratio):.3f}** |", flush=True)
+
+
 def capacity(r, policy, demand, target, lo=500, hi=1500):
     """The highest rps, to 10 rps, at which `policy` keeps 99.5% within `target`; the miss
     ratio is taken to grow with the load (bisection)."""
@@ -425,11 +455,12 @@ def agree_mode(args):
     (`calibrate`):
     - `sim@c`: every request's work scaled by the efficiency factor of the same
       calibration, one factor for every policy, seed and workload;
-    - `sim@r`: every request's work scaled by the delivered speed of the live run it is
-      compared with: that run's mean busy threads (a sampled count of the executor's
-      workers inside a request) over the nominal simulation's. It is a measured input
-      (what the work cost the machine in that run, whatever the VM's speed then), not a
-      fit to the latencies.
+    - `sim@r`: every request's work scaled by the work scale of the live run it is
+      compared with: the wall time the run's calibrated spin loop took over the time
+      asked of it (`host.work_scale` in the live summary), that is, how fast the VM ran
+      the work during that run against the spin loop's calibration at the start. It is
+      a measured input (what the work cost the machine in that run), not a fit to the
+      latencies.
     Within each seed the policies run in a shuffled order (seeded), so that a drift of
     the VM's speed does not always fall on the same policy."""
     import random
@@ -444,7 +475,7 @@ def agree_mode(args):
     sim.sim_args = []
     print("\n`sim` is the nominal simulation; `sim@c` the calibrated one (wake-up "
           f"{wake:.3f} ms, work x {scale:.4f}); `sim@r` has the same wake-up and each live "
-          "run's own delivered speed.")
+          "run's own work scale (its spin loop's wall time over the time asked).")
     cols = ["live", "sim", "sim@c", "sim@r"]
     print("\n| workload | policy | target ms | live miss % | sim miss % | diff | sim@c miss % | diff "
           "| sim@r miss % | diff | live p99 | sim p99 | diff | sim@c p99 | diff | sim@r p99 | diff "
@@ -473,7 +504,7 @@ def agree_mode(args):
                 got["sim"].append(sim.run(p, demand, rps, target, t, tag="agree"))
                 got["sim@c"].append(calibrated.run(p, f"scale:{scale:.5f}:{demand}", rps, target,
                                                    t, tag="agree-calibrated"))
-                delivered = got["live"][-1]["mean_threads"] / got["sim"][-1]["mean_threads"]
+                delivered = got["live"][-1]["host"]["work_scale"]
                 got["scale"].append(delivered)
                 got["sim@r"].append(calibrated.run(p, f"scale:{delivered:.5f}:{demand}", rps,
                                                    target, t, tag="agree-run-scale"))
@@ -490,15 +521,18 @@ def agree_mode(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["sim", "live", "agree", "calibrate", "trace", "fig2"])
+    ap.add_argument("mode", choices=["sim", "live", "agree", "calibrate", "trace", "fig2",
+                                     "fig12"])
+    ap.add_argument("--seeds", default="1,2,3", help="fig12: the seeds")
+    ap.add_argument("--targets", default="20,25,30,40", help="fig12: the targets, ms")
     ap.add_argument("--requests", type=int, default=None)
     ap.add_argument("--out", default="docs/tc-runs")
     ap.add_argument("--seed", type=int, default=1, help="the workload seed (live and agree)")
     args = ap.parse_args()
     if args.requests is None:
-        args.requests = {"sim": 100_000, "fig2": 100_000}.get(args.mode, 2000)
+        args.requests = {"sim": 100_000, "fig2": 100_000, "fig12": 100_000}.get(args.mode, 2000)
     {"sim": sim_mode, "live": live_mode, "agree": agree_mode, "calibrate": calibrate_mode,
-     "trace": trace_mode, "fig2": fig2_mode}[args.mode](args)
+     "trace": trace_mode, "fig2": fig2_mode, "fig12": fig12_mode}[args.mode](args)
 
 
 if __name__ == "__main__":

@@ -70,6 +70,7 @@ impl HostTrace {
                 .map(|h| h.1)
                 // Not `sum()`: an empty f64 sum is -0.0, printed as "-0.0" in summaries.
                 .fold(0.0, |total, h| total + h),
+            work_scale: None,
         }
     }
 }

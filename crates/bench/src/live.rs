@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tailor_core::{
-    degree_stats, phase_stats, workload_rngs, ArrivalError, Arrivals, Dissolve, EnergySummary, Job,
-    LatencyRecorder, Policy, RunSummary, StealPolicy,
+    degree_stats, phase_stats, workload_rngs, ArrivalError, Arrivals, Dissolve, EnergySummary,
+    HostStats, Job, LatencyRecorder, Policy, RunSummary, StealPolicy,
 };
 use tailor_runtime::s2f::{S2fConfig, S2fReport, S2fRuntime};
 use tailor_runtime::steal::{StealConfig, StealRuntime};
@@ -542,7 +542,10 @@ pub fn run_live<S: RequestSource>(
             }
             _ => Vec::new(),
         },
-        host: Some(host.stats(f64::NEG_INFINITY, f64::INFINITY)),
+        host: Some(HostStats {
+            work_scale: source.work_scale(),
+            ..host.stats(f64::NEG_INFINITY, f64::INFINITY)
+        }),
         shards: None,
         replicas: None,
         reissue: None,

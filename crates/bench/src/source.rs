@@ -25,6 +25,11 @@ pub trait RequestSource: Send + Sync + 'static {
     /// Request i's sequential work in ms, where known (the synthetic demand, or a search
     /// query's profiled time).
     fn work_ms(&self, i: usize) -> Option<f64>;
+    /// For work of a known length: the time it took over the time asked, so far (the
+    /// synthetic spin loop's [`Spinner::work_scale`]); None where not measured.
+    fn work_scale(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// The works of `count` requests from `demand`, drawn from the workload stream of `seed`
@@ -77,6 +82,10 @@ impl RequestSource for SyntheticSource {
 
     fn work_ms(&self, i: usize) -> Option<f64> {
         Some(self.works[i])
+    }
+
+    fn work_scale(&self) -> Option<f64> {
+        self.spinner.work_scale()
     }
 }
 

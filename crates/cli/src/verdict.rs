@@ -114,6 +114,7 @@ pub(crate) fn pooled_summary(runs: &[Run]) -> RunSummary {
             other_cpu_ms: a.other_cpu_ms.zip(b.other_cpu_ms).map(|(x, y)| x + y),
             max_hiccup_ms: a.max_hiccup_ms.max(b.max_hiccup_ms),
             hiccup_ms: a.hiccup_ms + b.hiccup_ms,
+            work_scale: None,
         });
     summary
 }

@@ -225,6 +225,11 @@ pub struct HostStats {
     pub max_hiccup_ms: f64,
     /// Time lost in hiccups over the meter's hiccup threshold (2 ms), summed, ms.
     pub hiccup_ms: f64,
+    /// Synthetic live runs: the wall time the calibrated spin loop took over the time
+    /// asked of it, over the whole run: the machine's speed on the work against the
+    /// calibration (1.02: the work took 2% longer than nominal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_scale: Option<f64>,
 }
 
 /// A span counts as noisy when other programs and the hypervisor together took more than

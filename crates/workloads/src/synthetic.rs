@@ -6,15 +6,27 @@
 //! then about f W + o + (1 - f) W / d, Amdahl's law plus the cost of each added thread.
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use tailor_core::{Job, Speedup};
 
 /// Burns CPU for a requested number of microseconds, by a loop calibrated on this machine.
-#[derive(Debug, Clone, Copy, PartialEq)]
+///
+/// Clones share one meter of the time the loop actually took against the time asked of
+/// it ([`Spinner::work_scale`]).
+#[derive(Debug, Clone)]
 pub struct Spinner {
     iterations_per_us: f64,
+    meter: Arc<SpinMeter>,
+}
+
+/// Nanoseconds asked of the spin loop, and nanoseconds it took by the wall clock.
+#[derive(Debug, Default)]
+struct SpinMeter {
+    asked_ns: AtomicU64,
+    took_ns: AtomicU64,
 }
 
 /// Iterations of the spin loop; the body is one dependent multiply-add, so the time per
@@ -54,14 +66,27 @@ impl Spinner {
                 })
                 .collect()
         });
-        Spinner {
-            iterations_per_us: median.unwrap_or(alone),
-        }
+        Spinner::with_rate(median.unwrap_or(alone))
     }
 
     /// A spinner with a given speed (for tests and for reusing a calibration).
     pub fn with_rate(iterations_per_us: f64) -> Spinner {
-        Spinner { iterations_per_us }
+        Spinner {
+            iterations_per_us,
+            meter: Arc::default(),
+        }
+    }
+
+    /// The wall time the loop took over the time asked of it, over every spin of this
+    /// spinner and its clones so far (None before the first): above 1 when the machine
+    /// ran the loop slower than at calibration (the hypervisor, another thread on the
+    /// core, a slower clock), below 1 when faster. A live run's work takes this factor
+    /// times its nominal ms, which is what the simulator needs to be told to compare
+    /// with it (docs/reproduction.md, "The simulator against the live executor").
+    pub fn work_scale(&self) -> Option<f64> {
+        let asked = self.meter.asked_ns.load(Ordering::Relaxed);
+        let took = self.meter.took_ns.load(Ordering::Relaxed);
+        (asked > 0).then(|| took as f64 / asked as f64)
     }
 
     /// Loop iterations per microsecond on this machine.
@@ -76,7 +101,13 @@ impl Spinner {
     /// simulator's; docs/validation.md.)
     pub fn spin_us(&self, us: f64) {
         if us > 0.0 {
+            let start = Instant::now();
             black_box(spin((us * self.iterations_per_us) as u64));
+            let took = start.elapsed().as_nanos() as u64;
+            self.meter
+                .asked_ns
+                .fetch_add((us * 1000.0) as u64, Ordering::Relaxed);
+            self.meter.took_ns.fetch_add(took, Ordering::Relaxed);
         }
     }
 }
@@ -218,6 +249,21 @@ mod tests {
         let serial = SyntheticJob::new(10.0, SyntheticShape::amdahl(1.0), spinner);
         assert_eq!(serial.units(), 0);
         assert_eq!(serial.demand_hint_ms(), Some(10.0));
+    }
+
+    #[test]
+    fn the_work_scale_is_the_loops_time_over_the_time_asked() {
+        let rate = Spinner::calibrate().iterations_per_us();
+        // Four times the calibrated rate: every microsecond asked spins four.
+        let slow = Spinner::with_rate(4.0 * rate);
+        assert_eq!(slow.work_scale(), None);
+        let clone = slow.clone();
+        clone.spin_us(2000.0);
+        slow.spin_us(0.0);
+        let scale = slow.work_scale().expect("the clone's spin counts");
+        // Preemption only lengthens a spin; only a machine twice as fast as at
+        // calibration could bring it under 2.
+        assert!(scale > 2.0, "work scale {scale}");
     }
 
     #[test]
