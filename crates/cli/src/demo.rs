@@ -13,6 +13,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tailor_bench::{run_live, LiveConfig, SearchSource};
 use tailor_core::{Arrivals, Bootstrap, DemandProfile, Dissolve, Estimate, Policy, Tables};
+use tailor_sim::PoolModel;
 use tailor_plan::{plan_adaptive, plan_fm, AdaptiveParams, FmParams, FmProblem, WaitModel};
 use tailor_workloads::search::{PreparedSearch, GCIDE_DICT};
 
@@ -24,6 +25,7 @@ use crate::plan::{Threads, Waits};
 use crate::progress::Bar;
 use crate::projection::{
     check_degree2, projected_profile, projection_degree, simulate_peers, simulate_projection,
+    PeerKind,
 };
 use crate::search::SearchArgs;
 use crate::verdict::{cell, cell_json, noise_of, verdict, verdict_json, Cell, LoadVerdict, Run};
@@ -93,6 +95,12 @@ pub(crate) struct DemoArgs {
     /// Eq. 2).
     #[arg(long, value_enum, default_value_t = Threads::Busy)]
     thread_model: Threads,
+    /// How the executor-style peer's pool is modelled in the projection: `rayon` (the
+    /// default: per-thread deques, steals, scopes that nest, as tantivy's executor gets
+    /// them from rayon) or `fifo` (one first-in, first-out queue of every unit, an
+    /// optimistic peer). The check at this machine's cores shows both.
+    #[arg(long, value_enum, default_value_t = ExecutorModel::Rayon)]
+    executor_model: ExecutorModel,
     /// Use a query profile even when it was measured under bad conditions (other
     /// programs or the hypervisor taking over 5% of the cores, or a stall over 10 ms).
     #[arg(long)]
@@ -103,6 +111,39 @@ pub(crate) struct DemoArgs {
     /// Where the chart (latency.png, latency.svg) and the JSON lines (demo.jsonl) go.
     #[arg(long, default_value = "tailor-demo")]
     out_dir: PathBuf,
+}
+
+/// How the executor-style peer's pool is modelled (`tailor_sim::PoolModel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ExecutorModel {
+    /// rayon's scheduling.
+    Rayon,
+    /// One first-in, first-out queue.
+    Fifo,
+}
+
+impl ExecutorModel {
+    fn pool(self) -> PoolModel {
+        match self {
+            ExecutorModel::Rayon => PoolModel::Rayon,
+            ExecutorModel::Fifo => PoolModel::Fifo,
+        }
+    }
+
+    /// The other model, simulated beside it in the check at this machine's cores.
+    fn other(self) -> ExecutorModel {
+        match self {
+            ExecutorModel::Rayon => ExecutorModel::Fifo,
+            ExecutorModel::Fifo => ExecutorModel::Rayon,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            ExecutorModel::Rayon => "rayon",
+            ExecutorModel::Fifo => "fifo",
+        }
+    }
 }
 
 /// The core counts the demo projects to.
@@ -314,22 +355,33 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
                 args.projected_requests,
                 args.seed,
                 args.thread_model.into(),
+                args.executor_model.pool(),
             )
             .map(|runs| (c, runs))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     // The simulator at this machine's cores, the live runs' rates and tables: the check
     // of the model the projection rests on.
-    let home_peers = POLICIES
+    // The executor's cells also get the other pool model, after the policies' own.
+    let mut home_peers = POLICIES
         .iter()
         .map(|&(label, spec, executor)| {
-            let policy = match executor {
-                Some(_) => None,
-                None => Some(Policy::parse(spec, &tables)?),
+            let kind = match executor {
+                Some(_) => PeerKind::Executor(args.executor_model.pool()),
+                None => PeerKind::Policy(Policy::parse(spec, &tables)?),
             };
-            Ok((label.to_string(), policy))
+            Ok((label.to_string(), kind))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
+    let other = args.executor_model.other();
+    home_peers.push((
+        format!("executor: {}", other.name()),
+        PeerKind::Executor(other.pool()),
+    ));
+    let executor_cell = POLICIES
+        .iter()
+        .position(|p| p.2.is_some())
+        .expect("the executor is a policy of the demo");
     // Queries cost more in a running service than alone (wake-ups, hand-offs, two cores
     // sharing caches): the simulator gets the delivered cost, measured as SEQ's busy
     // threads over the rate (Little's law on the workers) at loads up to 75%, against
@@ -375,6 +427,13 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
         for (l, r) in by_load.iter().enumerate() {
             let mut line = cell_json(r, &cells[p][l])?;
             line["sim_p99_ms"] = home[p].1[l].as_ref().map(|sim| sim.latency_ms.p99).into();
+            if p == executor_cell {
+                line["sim_executor_model"] = args.executor_model.name().into();
+                line[format!("sim_p99_ms_{}", other.name())] = home[POLICIES.len()].1[l]
+                    .as_ref()
+                    .map(|sim| sim.latency_ms.p99)
+                    .into();
+            }
             line["sim_work_scale"] = delivered.into();
             json_lines.push(line.to_string());
         }
@@ -395,7 +454,8 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
             print_table(&rates, &args.loads, &cells, &verdicts);
             println!();
             println!("{}", threads_note(args.thread_model));
-            print_home_check(cores, delivered, &args.loads, &cells, &home);
+            let live_cell: Vec<usize> = (0..POLICIES.len()).chain([executor_cell]).collect();
+            print_home_check(cores, delivered, &args.loads, &cells, &home, &live_cell);
             for (c, runs) in &projections {
                 print_projection(*c, degree, &args.loads, runs);
             }

@@ -14,7 +14,9 @@ use tailor_core::{
     ThreadModel,
 };
 use tailor_plan::{plan_adaptive, plan_fm, AdaptiveParams, FmParams, FmProblem, WaitModel};
-use tailor_sim::{simulate, simulate_pool, PoolSimConfig, SimConfig, SimError, UnitRequest};
+use tailor_sim::{
+    simulate, simulate_pool, PoolModel, PoolSimConfig, SimConfig, SimError, UnitRequest,
+};
 
 /// A query's time at `degree` predicted from its degree-1 parts: its units scheduled on
 /// `degree` threads by Graham's list scheduling in unit order (each unit to the thread
@@ -148,8 +150,10 @@ fn ladder(max_degree: usize) -> Vec<usize> {
 pub(crate) const EXECUTOR: &str = "executor";
 
 /// Simulates the projected profile at `cores` cores at each load (fractions of SEQ's
-/// capacity, cores / mean t1), for every policy, and the executor-style peer from the
-/// queries' `units` (in the profile's order); returns (label, summaries by load).
+/// capacity, cores / mean t1), for every policy, and the executor-style peer on
+/// `executor_model` from the queries' `units` (in the profile's order); returns (label,
+/// summaries by load).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate_projection(
     profile: &DemandProfile,
     units: &[UnitTimes],
@@ -158,6 +162,7 @@ pub(crate) fn simulate_projection(
     requests: usize,
     seed: u64,
     thread_model: ThreadModel,
+    executor_model: PoolModel,
 ) -> anyhow::Result<Vec<(String, Vec<RunSummary>)>> {
     let max_degree = profile.max_degree().min(cores);
     let mean_ms = profile.requests().iter().map(|r| r.seq_ms()).sum::<f64>()
@@ -199,14 +204,14 @@ pub(crate) fn simulate_projection(
         tail_control: None,
         eetl: None,
     };
-    // `None`: the executor-style peer.
-    let mut policies: Vec<Peer> = vec![("SEQ".into(), Some(Policy::Seq))];
+    let mut policies: Vec<Peer> = vec![("SEQ".into(), PeerKind::Policy(Policy::Seq))];
     for n in [2, 4].into_iter().filter(|&n| n <= max_degree) {
-        policies.push((format!("FIX-{n}"), Some(Policy::Fix { degree: n })));
+        policies.push((format!("FIX-{n}"), PeerKind::Policy(Policy::Fix { degree: n })));
     }
-    policies.push((EXECUTOR.into(), None));
-    policies.push(("Adaptive".into(), Some(Policy::parse("adaptive", &tables)?)));
-    policies.push(("FM".into(), Some(Policy::parse("fm", &tables)?)));
+    policies.push((EXECUTOR.into(), PeerKind::Executor(executor_model)));
+    let parse = |spec: &str| Policy::parse(spec, &tables).map(PeerKind::Policy);
+    policies.push(("Adaptive".into(), parse("adaptive")?));
+    policies.push(("FM".into(), parse("fm")?));
     let capacity = cores as f64 * 1000.0 / mean_ms;
     let rates: Vec<f64> = loads.iter().map(|l| l * capacity).collect();
     // Loads are below the profile's own capacity, so no run here is overloaded.
@@ -231,8 +236,16 @@ pub(crate) fn simulate_projection(
     .collect()
 }
 
-/// A peer to simulate: its label and policy, `None` for the executor-style peer.
-pub(crate) type Peer = (String, Option<Policy>);
+/// What a peer runs: a thread-pool policy on the engine, or the executor-style peer on
+/// one of its pool models.
+#[derive(Debug, Clone)]
+pub(crate) enum PeerKind {
+    Policy(Policy),
+    Executor(PoolModel),
+}
+
+/// A peer to simulate: its label and what it runs.
+pub(crate) type Peer = (String, PeerKind);
 
 /// Simulates `profile` at `cores` cores at each of `rates` (rps) for every peer, the
 /// executor-style peer from the queries' `units` (in the profile's order), every time
@@ -292,13 +305,14 @@ pub(crate) fn simulate_peers(
             let (label, policy) = &policies[p];
             let context = || format!("simulating {label} at {cores} cores");
             let out = match policy {
-                Some(policy) => {
+                PeerKind::Policy(policy) => {
                     cfg.policy = policy.clone();
                     simulate(&cfg)
                 }
-                None => simulate_pool(&PoolSimConfig {
+                PeerKind::Executor(model) => simulate_pool(&PoolSimConfig {
                     base: cfg,
                     requests: kinds.clone(),
+                    model: *model,
                 }),
             };
             match out {

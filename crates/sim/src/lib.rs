@@ -36,7 +36,8 @@
 //! separate fluid model of the work-stealing executor, [`simulate_steal`] (`steal.rs`).
 //!
 //! The executor-style peer (every request's units on one shared pool) runs on
-//! [`simulate_pool`] (`pool.rs`).
+//! [`simulate_pool`] (`pool.rs`), first in, first out, or on rayon's scheduling
+//! (`rayon_pool.rs`).
 //!
 //! Fan-out over replicated shards with reissue (S shards x R replicas, each replica the
 //! general engine running any thread-pool policy) runs on [`simulate_fanout`]
@@ -59,6 +60,7 @@ mod fast;
 mod hetero;
 mod measure;
 mod pool;
+mod rayon_pool;
 mod queue;
 mod report;
 mod steal;
@@ -68,7 +70,7 @@ pub use config::{SimConfig, SimError};
 pub use engine::simulate;
 pub use fanout::{simulate_fanout, FanoutConfig, FanoutOutput, Select};
 pub use hetero::{simulate_hetero, HeteroSimConfig};
-pub use pool::{simulate_pool, PoolSimConfig, UnitRequest};
+pub use pool::{simulate_pool, PoolModel, PoolSimConfig, UnitRequest};
 pub use report::{write_records, write_trace, RequestRecord, SimOutput, TracePoint};
 pub use steal::{simulate_steal, Sleep, StealSimConfig};
 pub use tailor_core::{write_shard_records, ShardRecord};

@@ -18,6 +18,9 @@
 //! - **Serial part.** When a request's last unit ends, its serial part (merge and
 //!   anything its units leave out) goes to the queue's front and runs on one core.
 //! - Steal and wake-up costs are not modelled, so the model is an optimistic peer.
+//!
+//! [`PoolModel::Rayon`] runs the same requests on rayon's own scheduling instead
+//! (`rayon_pool.rs`: per-thread deques, steals, nested scopes).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -56,6 +59,20 @@ pub struct PoolSimConfig {
     pub base: SimConfig,
     /// The requests to draw from.
     pub requests: Arc<Vec<UnitRequest>>,
+    /// How the pool orders its units.
+    pub model: PoolModel,
+}
+
+/// How the executor-style peer's pool orders the units of the requests in service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PoolModel {
+    /// One first-in, first-out queue: the oldest request's units first (this module).
+    #[default]
+    Fifo,
+    /// rayon's scheduling, as tantivy's executor gets it: each thread's newest unit
+    /// first, steals of the oldest, new requests last, scopes nested
+    /// (`rayon_pool.rs`).
+    Rayon,
 }
 
 /// A task on the pool's queue: a unit of request `req`, or its serial part.
@@ -76,8 +93,16 @@ struct Req {
 
 /// Simulates the executor-style peer.
 pub fn simulate_pool(cfg: &PoolSimConfig) -> Result<SimOutput, SimError> {
-    let base = &cfg.base;
-    base.validate()?;
+    if cfg.model == PoolModel::Rayon {
+        return crate::rayon_pool::simulate_rayon(cfg);
+    }
+    validate(cfg)?;
+    simulate_fifo(cfg)
+}
+
+/// Refuses a run with no request kinds or with a time that is negative or not finite.
+pub(crate) fn validate(cfg: &PoolSimConfig) -> Result<(), SimError> {
+    cfg.base.validate()?;
     if cfg.requests.is_empty() {
         return Err(SimError::BadArgument {
             name: "requests",
@@ -94,6 +119,12 @@ pub fn simulate_pool(cfg: &PoolSimConfig) -> Result<SimOutput, SimError> {
             reason: format!("request kind {} has a negative or non-finite time", i + 1),
         });
     }
+    Ok(())
+}
+
+/// The first-in, first-out model.
+fn simulate_fifo(cfg: &PoolSimConfig) -> Result<SimOutput, SimError> {
+    let base = &cfg.base;
     let count = base.request_count();
     // Which kind each request is: drawn from the demand stream exactly as the engine
     // draws a profiled request (`DemandModel::sample`), so that with the kinds in the
@@ -217,6 +248,7 @@ mod tests {
         PoolSimConfig {
             base,
             requests: Arc::new(requests),
+            model: PoolModel::Fifo,
         }
     }
 
@@ -328,6 +360,7 @@ mod tests {
         let pool = simulate_pool(&PoolSimConfig {
             base,
             requests: Arc::new(kinds),
+            model: PoolModel::Fifo,
         })
         .unwrap();
         let works = |o: &SimOutput| -> Vec<f64> { o.records.iter().map(|r| r.work_ms).collect() };

@@ -1,0 +1,304 @@
+//! The executor-style peer as rayon runs it: per-thread deques, steals, and nested scopes.
+//!
+//! tantivy's multi-threaded executor runs a query's segments with `rayon::ThreadPool::scope`
+//! called from the query's own thread (tantivy 0.27, `Executor::map`). In rayon-core 1.13:
+//! - the scope's body goes to the pool's global injector and runs on a pool thread, which
+//!   pushes one job per segment onto its own deque;
+//! - a pool thread looking for work takes its own deque's newest job first, then steals
+//!   the oldest job of another thread's deque (trying the threads in turn from a random
+//!   one), and only then takes a new body from the injector (`WorkerThread::find_work`);
+//! - a thread whose scope still has jobs out keeps looking for work the same way while
+//!   it waits (`wait_until_cold`), so it can take another query's body from the injector
+//!   and run that scope nested inside its own: the outer query cannot finish before the
+//!   inner one does.
+//!
+//! This model runs exactly that on `cores` pool threads, with the query's merge on the
+//! thread whose scope ended (the query's own thread in the service; it takes a core the
+//! same way). Like the first-in, first-out model in `pool.rs` it charges no steal,
+//! wake-up or fan-out cost. No paper's algorithm.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use rand::RngExt;
+use tailor_core::workload_rngs;
+
+use crate::config::SimError;
+use crate::measure::{finish, Measurements};
+use crate::pool::{validate, PoolSimConfig};
+use crate::report::{RequestRecord, SimOutput};
+use crate::time::SimTime;
+
+/// What a pool thread runs: a unit of a request, or a request's merge.
+#[derive(Debug, Clone, Copy)]
+enum Work {
+    Unit(usize),
+    Merge(usize),
+}
+
+/// One pool thread.
+#[derive(Debug, Default)]
+struct Thread {
+    /// Its deque of units: (request, ms); newest at the back.
+    deque: VecDeque<(usize, f64)>,
+    /// The requests whose scopes it is inside, innermost last.
+    scopes: Vec<usize>,
+    busy: bool,
+}
+
+/// A request in the system.
+struct Req {
+    kind: usize,
+    arrival: f64,
+    start: f64,
+    /// Units not finished yet.
+    left: usize,
+}
+
+/// Simulates the executor-style peer on rayon's scheduling (see the module's summary).
+pub(crate) fn simulate_rayon(cfg: &PoolSimConfig) -> Result<SimOutput, SimError> {
+    validate(cfg)?;
+    let base = &cfg.base;
+    let count = base.request_count();
+    // The same draws as the engine and the first-in, first-out model (`pool.rs`).
+    let (arrival_rng, mut demand_rng) = workload_rngs(base.seed);
+    let mut arrivals = base
+        .arrivals
+        .stream(base.rps, count, arrival_rng)?
+        .peekable();
+    let workers = base.worker_count();
+    let mut m = Measurements::with_max_degree(base, base.cores);
+    let mut reqs: Vec<Req> = Vec::with_capacity(count);
+    let mut waiting: VecDeque<usize> = VecDeque::new();
+    let mut injector: VecDeque<usize> = VecDeque::new();
+    let mut threads: Vec<Thread> = (0..base.cores).map(|_| Thread::default()).collect();
+    // Running work by its end (ties by start order), with its thread.
+    let mut running: BinaryHeap<Reverse<(SimTime, usize, usize)>> = BinaryHeap::new();
+    let mut works: Vec<Work> = Vec::new();
+    let mut in_service = 0;
+    let mut victim_rng = base.seed ^ 0x5241_594F;
+    loop {
+        let next_end = running.peek().map(|Reverse((t, _, _))| t.ms());
+        let next_arrival = arrivals.peek().copied();
+        let now = match (next_end, next_arrival) {
+            (None, None) => break,
+            (Some(e), Some(a)) if e <= a => e,
+            (Some(e), None) => e,
+            (_, Some(a)) => a,
+        };
+        if next_end == Some(now) {
+            let Reverse((_, id, t)) = running.pop().expect("peeked");
+            threads[t].busy = false;
+            match works[id] {
+                Work::Unit(r) => reqs[r].left -= 1,
+                Work::Merge(r) => {
+                    let req = &reqs[r];
+                    let kind = &cfg.requests[req.kind];
+                    let work = kind.work_ms();
+                    let span = now - req.start;
+                    m.file(
+                        r,
+                        RequestRecord {
+                            request: r + 1,
+                            arrival_ms: req.arrival,
+                            start_ms: req.start,
+                            finish_ms: now,
+                            work_ms: work,
+                            max_degree: kind.units_ms.len().clamp(1, base.cores),
+                            mean_degree: if span > 0.0 {
+                                (work / span).max(1.0)
+                            } else {
+                                1.0
+                            },
+                            boosted: false,
+                        },
+                    );
+                    in_service -= 1;
+                    if let Some(next) = waiting.pop_front() {
+                        reqs[next].start = now;
+                        injector.push_back(next);
+                        in_service += 1;
+                    }
+                }
+            }
+        } else {
+            arrivals.next();
+            let id = reqs.len();
+            let kind = demand_rng.random_range(0..cfg.requests.len());
+            reqs.push(Req {
+                kind,
+                arrival: now,
+                start: now,
+                left: cfg.requests[kind].units_ms.len(),
+            });
+            if in_service < workers {
+                injector.push_back(id);
+                in_service += 1;
+            } else {
+                waiting.push_back(id);
+            }
+        }
+        // Every idle thread looks for work, until none finds any.
+        let mut found = true;
+        while found {
+            found = false;
+            for t in 0..threads.len() {
+                if threads[t].busy {
+                    continue;
+                }
+                let Some((work, ms)) =
+                    find_work(t, &mut threads, &mut injector, &reqs, cfg, &mut victim_rng)
+                else {
+                    continue;
+                };
+                threads[t].busy = true;
+                m.cpu_time += ms;
+                m.thread_time += ms;
+                works.push(work);
+                running.push(Reverse((SimTime::from_ms(now + ms), works.len() - 1, t)));
+                found = true;
+            }
+        }
+    }
+    Ok(finish(base, m, Vec::new()))
+}
+
+/// What idle thread `t` runs next, in rayon's order: the merge of its innermost scope if
+/// that scope's units are all done, else its newest unit, else the oldest unit of another
+/// thread (tried in turn from a random one), else a new scope from the injector.
+fn find_work(
+    t: usize,
+    threads: &mut [Thread],
+    injector: &mut VecDeque<usize>,
+    reqs: &[Req],
+    cfg: &PoolSimConfig,
+    victim_rng: &mut u64,
+) -> Option<(Work, f64)> {
+    loop {
+        let me = &mut threads[t];
+        if let Some(&r) = me.scopes.last() {
+            if reqs[r].left == 0 {
+                me.scopes.pop();
+                return Some((Work::Merge(r), cfg.requests[reqs[r].kind].serial_ms));
+            }
+        }
+        if let Some((r, ms)) = me.deque.pop_back() {
+            return Some((Work::Unit(r), ms));
+        }
+        let n = threads.len();
+        let first = tailor_core::splitmix_below(victim_rng, n);
+        for k in 0..n {
+            let v = (first + k) % n;
+            if v != t {
+                if let Some((r, ms)) = threads[v].deque.pop_front() {
+                    return Some((Work::Unit(r), ms));
+                }
+            }
+        }
+        let r = injector.pop_front()?;
+        let me = &mut threads[t];
+        me.scopes.push(r);
+        me.deque
+            .extend(cfg.requests[reqs[r].kind].units_ms.iter().map(|&ms| (r, ms)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::config::SimConfig;
+    use crate::pool::{PoolModel, UnitRequest};
+    use tailor_core::{Arrivals, Demand, DemandModel, Policy};
+
+    fn config(cores: usize, rps: f64, requests: Vec<UnitRequest>, count: usize) -> PoolSimConfig {
+        let demand = DemandModel::new(Demand::Const { ms: 1.0 }, None).unwrap();
+        let mut base = SimConfig::new(cores, Policy::Seq, demand, Arrivals::Poisson, rps, count, 7);
+        base.records = true;
+        PoolSimConfig {
+            base,
+            requests: Arc::new(requests),
+            model: PoolModel::Rayon,
+        }
+    }
+
+    #[test]
+    fn a_request_alone_runs_newest_first_on_its_thread_and_oldest_first_on_thieves() {
+        // Two threads: the owner pops 3, then 1 (at 3), then 1 (at 4); the thief takes 4
+        // at 0 and then 1 at 4: the units end at 5, the merge runs 5 to 5.5.
+        let kind = UnitRequest {
+            units_ms: vec![4.0, 1.0, 1.0, 1.0, 3.0],
+            serial_ms: 0.5,
+        };
+        let out = crate::simulate_pool(&config(2, 0.01, vec![kind], 20)).unwrap();
+        for r in &out.records {
+            assert!((r.finish_ms - r.arrival_ms - 5.5).abs() < 1e-9, "{r:?}");
+        }
+    }
+
+    #[test]
+    fn a_scope_nested_inside_another_holds_the_outer_request_back() {
+        // One request thread would serialize the two; two let both in. Two pool threads:
+        // A (one 10 ms unit and one 1 ms unit) starts alone; its owner runs the 1 ms unit
+        // and, with nothing left to steal (the thief has the 10 ms one), takes B's scope
+        // at 1 ms and runs B's 20 ms unit inside A's scope. A's units end at 10 but its
+        // merge waits for B's scope to end at 21: A ends at 21 + 0 (no merge time).
+        let a = UnitRequest {
+            units_ms: vec![10.0, 1.0],
+            serial_ms: 0.0,
+        };
+        let b = UnitRequest {
+            units_ms: vec![20.0],
+            serial_ms: 0.0,
+        };
+        let mut cfg = config(2, 1.0, vec![a, b], 2);
+        cfg.base.arrivals = Arrivals::Trace(vec![0.0, 0.5]);
+        // Kinds are drawn at random: find a seed that draws A then B.
+        let out = (0..200)
+            .find_map(|seed| {
+                cfg.base.seed = seed;
+                let out = crate::simulate_pool(&cfg).unwrap();
+                let works: Vec<f64> = out.records.iter().map(|r| r.work_ms).collect();
+                (works == [11.0, 20.0]).then_some(out)
+            })
+            .expect("some seed draws A then B");
+        let a_end = out.records[0].finish_ms;
+        let b_end = out.records[1].finish_ms;
+        assert!((b_end - 21.0).abs() < 1e-9, "B ends at {b_end}");
+        assert!((a_end - 21.0).abs() < 1e-9, "A ends at {a_end}, behind B's scope");
+    }
+
+    #[test]
+    fn every_request_completes_and_the_work_is_conserved() {
+        let kinds = vec![
+            UnitRequest {
+                units_ms: vec![1.0; 16],
+                serial_ms: 0.2,
+            },
+            UnitRequest {
+                units_ms: vec![],
+                serial_ms: 0.3,
+            },
+            UnitRequest {
+                units_ms: vec![5.0, 0.0, 2.0],
+                serial_ms: 0.0,
+            },
+        ];
+        let out = crate::simulate_pool(&config(4, 300.0, kinds.clone(), 3000)).unwrap();
+        assert_eq!(out.summary.completed, 3000);
+        assert_eq!(out.records.len(), 3000);
+        let work: f64 = out.records.iter().map(|r| r.work_ms).sum();
+        let span = out.records.iter().map(|r| r.finish_ms).fold(0.0, f64::max);
+        assert!(work <= 4.0 * span + 1e-6);
+        for r in &out.records {
+            assert!(r.start_ms >= r.arrival_ms && r.finish_ms >= r.start_ms, "{r:?}");
+        }
+        // The same requests on the first-in, first-out model.
+        let mut fifo = config(4, 300.0, kinds, 3000);
+        fifo.model = PoolModel::Fifo;
+        let fifo = crate::simulate_pool(&fifo).unwrap();
+        let works = |o: &SimOutput| -> Vec<f64> { o.records.iter().map(|r| r.work_ms).collect() };
+        assert_eq!(works(&out), works(&fifo));
+    }
+}
