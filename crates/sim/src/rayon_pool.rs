@@ -14,7 +14,9 @@
 //!
 //! This model runs exactly that on `cores` pool threads, with the query's merge on the
 //! thread whose scope ended (the query's own thread in the service; it takes a core the
-//! same way). Like the first-in, first-out model in `pool.rs` it charges no steal,
+//! same way). After an event the thread whose work just ended looks for work first (it
+//! is awake), then the idle ones from a random one on; after an arrival, from a random
+//! one. Like the first-in, first-out model in `pool.rs` it charges no steal,
 //! wake-up or fan-out cost. No paper's algorithm.
 
 use std::cmp::Reverse;
@@ -86,9 +88,14 @@ pub(crate) fn simulate_rayon(cfg: &PoolSimConfig) -> Result<SimOutput, SimError>
             (Some(e), None) => e,
             (_, Some(a)) => a,
         };
+        // The thread that looks for work first: the one whose work just ended (it is
+        // awake; in rayon it goes straight on to `find_work`), else one at random (for an
+        // arrival: whichever idle thread the injection wakes).
+        let first;
         if next_end == Some(now) {
             let Reverse((_, id, t)) = running.pop().expect("peeked");
             threads[t].busy = false;
+            first = t;
             match works[id] {
                 Work::Unit(r) => reqs[r].left -= 1,
                 Work::Merge(r) => {
@@ -122,6 +129,7 @@ pub(crate) fn simulate_rayon(cfg: &PoolSimConfig) -> Result<SimOutput, SimError>
                 }
             }
         } else {
+            first = tailor_core::splitmix_below(&mut victim_rng, threads.len());
             arrivals.next();
             let id = reqs.len();
             let kind = demand_rng.random_range(0..cfg.requests.len());
@@ -142,7 +150,8 @@ pub(crate) fn simulate_rayon(cfg: &PoolSimConfig) -> Result<SimOutput, SimError>
         let mut found = true;
         while found {
             found = false;
-            for t in 0..threads.len() {
+            let n = threads.len();
+            for t in (0..n).map(|k| (first + k) % n) {
                 if threads[t].busy {
                     continue;
                 }
