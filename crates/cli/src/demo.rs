@@ -13,8 +13,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tailor_bench::{run_live, LiveConfig, SearchSource};
 use tailor_core::{Arrivals, Bootstrap, DemandProfile, Dissolve, Estimate, Policy, Tables};
-use tailor_sim::PoolModel;
 use tailor_plan::{plan_adaptive, plan_fm, AdaptiveParams, FmParams, FmProblem, WaitModel};
+use tailor_sim::PoolModel;
 use tailor_workloads::search::{PreparedSearch, GCIDE_DICT};
 
 use crate::bounds;

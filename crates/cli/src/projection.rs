@@ -206,7 +206,10 @@ pub(crate) fn simulate_projection(
     };
     let mut policies: Vec<Peer> = vec![("SEQ".into(), PeerKind::Policy(Policy::Seq))];
     for n in [2, 4].into_iter().filter(|&n| n <= max_degree) {
-        policies.push((format!("FIX-{n}"), PeerKind::Policy(Policy::Fix { degree: n })));
+        policies.push((
+            format!("FIX-{n}"),
+            PeerKind::Policy(Policy::Fix { degree: n }),
+        ));
     }
     policies.push((EXECUTOR.into(), PeerKind::Executor(executor_model)));
     let parse = |spec: &str| Policy::parse(spec, &tables).map(PeerKind::Policy);

@@ -207,8 +207,12 @@ fn find_work(
         let r = injector.pop_front()?;
         let me = &mut threads[t];
         me.scopes.push(r);
-        me.deque
-            .extend(cfg.requests[reqs[r].kind].units_ms.iter().map(|&ms| (r, ms)));
+        me.deque.extend(
+            cfg.requests[reqs[r].kind]
+                .units_ms
+                .iter()
+                .map(|&ms| (r, ms)),
+        );
     }
 }
 
@@ -275,7 +279,10 @@ mod tests {
         let a_end = out.records[0].finish_ms;
         let b_end = out.records[1].finish_ms;
         assert!((b_end - 21.0).abs() < 1e-9, "B ends at {b_end}");
-        assert!((a_end - 21.0).abs() < 1e-9, "A ends at {a_end}, behind B's scope");
+        assert!(
+            (a_end - 21.0).abs() < 1e-9,
+            "A ends at {a_end}, behind B's scope"
+        );
     }
 
     #[test]
@@ -301,7 +308,10 @@ mod tests {
         let span = out.records.iter().map(|r| r.finish_ms).fold(0.0, f64::max);
         assert!(work <= 4.0 * span + 1e-6);
         for r in &out.records {
-            assert!(r.start_ms >= r.arrival_ms && r.finish_ms >= r.start_ms, "{r:?}");
+            assert!(
+                r.start_ms >= r.arrival_ms && r.finish_ms >= r.start_ms,
+                "{r:?}"
+            );
         }
         // The same requests on the first-in, first-out model.
         let mut fifo = config(4, 300.0, kinds, 3000);
