@@ -169,24 +169,9 @@ fn simulate_fifo(cfg: &PoolSimConfig) -> Result<SimOutput, SimError> {
             } else {
                 // Its serial part ended: the request is done.
                 let kind = &cfg.requests[r.kind];
-                let work = kind.work_ms();
-                let span = now - r.start;
                 m.file(
                     task_req,
-                    RequestRecord {
-                        request: task_req + 1,
-                        arrival_ms: r.arrival,
-                        start_ms: r.start,
-                        finish_ms: now,
-                        work_ms: work,
-                        max_degree: kind.units_ms.len().clamp(1, base.cores),
-                        mean_degree: if span > 0.0 {
-                            (work / span).max(1.0)
-                        } else {
-                            1.0
-                        },
-                        boosted: false,
-                    },
+                    done_record(task_req, kind, r.arrival, r.start, now, base.cores),
                 );
                 in_service -= 1;
                 if let Some(next) = waiting.pop_front() {
@@ -221,6 +206,33 @@ fn simulate_fifo(cfg: &PoolSimConfig) -> Result<SimOutput, SimError> {
     Ok(finish(base, m, Vec::new()))
 }
 
+/// The record of request `id` of `kind`, done at `now` (shared by both pool models).
+pub(crate) fn done_record(
+    id: usize,
+    kind: &UnitRequest,
+    arrival: f64,
+    start: f64,
+    now: f64,
+    cores: usize,
+) -> RequestRecord {
+    let work = kind.work_ms();
+    let span = now - start;
+    RequestRecord {
+        request: id + 1,
+        arrival_ms: arrival,
+        start_ms: start,
+        finish_ms: now,
+        work_ms: work,
+        max_degree: kind.units_ms.len().clamp(1, cores),
+        mean_degree: if span > 0.0 {
+            (work / span).max(1.0)
+        } else {
+            1.0
+        },
+        boosted: false,
+    }
+}
+
 /// Starts request `id` at `now`: its units join the queue (its serial part at once if it
 /// has none).
 fn admit(r: &mut Req, id: usize, now: f64, cfg: &PoolSimConfig, queue: &mut VecDeque<Task>) {
@@ -236,20 +248,33 @@ fn admit(r: &mut Req, id: usize, now: f64, cfg: &PoolSimConfig, queue: &mut VecD
     queue.extend(kind.units_ms.iter().map(|&ms| Task { req: id, ms }));
 }
 
+/// A run of `count` Poisson requests drawn from `requests`, with records (for tests).
+#[cfg(test)]
+pub(crate) fn test_config(
+    cores: usize,
+    rps: f64,
+    requests: Vec<UnitRequest>,
+    count: usize,
+    model: PoolModel,
+) -> PoolSimConfig {
+    use tailor_core::{Arrivals, Demand, DemandModel, Policy};
+    let demand = DemandModel::new(Demand::Const { ms: 1.0 }, None).unwrap();
+    let mut base = SimConfig::new(cores, Policy::Seq, demand, Arrivals::Poisson, rps, count, 7);
+    base.records = true;
+    PoolSimConfig {
+        base,
+        requests: Arc::new(requests),
+        model,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use tailor_core::{Arrivals, Demand, DemandModel, Policy};
 
     fn config(cores: usize, rps: f64, requests: Vec<UnitRequest>, count: usize) -> PoolSimConfig {
-        let demand = DemandModel::new(Demand::Const { ms: 1.0 }, None).unwrap();
-        let mut base = SimConfig::new(cores, Policy::Seq, demand, Arrivals::Poisson, rps, count, 7);
-        base.records = true;
-        PoolSimConfig {
-            base,
-            requests: Arc::new(requests),
-            model: PoolModel::Fifo,
-        }
+        test_config(cores, rps, requests, count, PoolModel::Fifo)
     }
 
     #[test]

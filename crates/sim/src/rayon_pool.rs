@@ -27,8 +27,8 @@ use tailor_core::workload_rngs;
 
 use crate::config::SimError;
 use crate::measure::{finish, Measurements};
-use crate::pool::{validate, PoolSimConfig};
-use crate::report::{RequestRecord, SimOutput};
+use crate::pool::{done_record, validate, PoolSimConfig};
+use crate::report::SimOutput;
 use crate::time::SimTime;
 
 /// What a pool thread runs: a unit of a request, or a request's merge.
@@ -101,24 +101,9 @@ pub(crate) fn simulate_rayon(cfg: &PoolSimConfig) -> Result<SimOutput, SimError>
                 Work::Merge(r) => {
                     let req = &reqs[r];
                     let kind = &cfg.requests[req.kind];
-                    let work = kind.work_ms();
-                    let span = now - req.start;
                     m.file(
                         r,
-                        RequestRecord {
-                            request: r + 1,
-                            arrival_ms: req.arrival,
-                            start_ms: req.start,
-                            finish_ms: now,
-                            work_ms: work,
-                            max_degree: kind.units_ms.len().clamp(1, base.cores),
-                            mean_degree: if span > 0.0 {
-                                (work / span).max(1.0)
-                            } else {
-                                1.0
-                            },
-                            boosted: false,
-                        },
+                        done_record(r, kind, req.arrival, req.start, now, base.cores),
                     );
                     in_service -= 1;
                     if let Some(next) = waiting.pop_front() {
@@ -218,22 +203,12 @@ fn find_work(
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
-    use crate::config::SimConfig;
-    use crate::pool::{PoolModel, UnitRequest};
-    use tailor_core::{Arrivals, Demand, DemandModel, Policy};
+    use crate::pool::{test_config, PoolModel, UnitRequest};
+    use tailor_core::Arrivals;
 
     fn config(cores: usize, rps: f64, requests: Vec<UnitRequest>, count: usize) -> PoolSimConfig {
-        let demand = DemandModel::new(Demand::Const { ms: 1.0 }, None).unwrap();
-        let mut base = SimConfig::new(cores, Policy::Seq, demand, Arrivals::Poisson, rps, count, 7);
-        base.records = true;
-        PoolSimConfig {
-            base,
-            requests: Arc::new(requests),
-            model: PoolModel::Rayon,
-        }
+        test_config(cores, rps, requests, count, PoolModel::Rayon)
     }
 
     #[test]
