@@ -94,7 +94,9 @@ class Runner:
         return path
 
     def run(self, policy, demand, rps, target=None, table=None, speedup="linear",
-            arrivals="poisson", records=None, trace=None, tag=""):
+            arrivals="poisson", records=None, trace=None, speed_trace=None, tag=""):
+        # `speed_trace`: live, where to write the run's work speed over time; simulated,
+        # the trace to replay.
         # `tail-control:lazy` is tail-control with TBB's lazy dissolving.
         # `:q2x` only changes the table (see `misses`).
         label, dissolve = policy, "prompt"
@@ -123,6 +125,8 @@ class Runner:
             args += ["--table", table]
         if records:
             args += ["--records", records]
+        if speed_trace:
+            args += ["--speed-trace", speed_trace]
         summary = json.loads(sh(args).strip().splitlines()[-1])
         summary["policy"] = label
         summary["tag"] = tag
@@ -450,17 +454,20 @@ def agree_mode(args):
     """The same settings in the simulator and live at 2 cores, heavy load (75%), on three
     seeds; the medians of the live and of the simulated runs, policy by policy.
 
-    Beside the nominal simulation it runs two calibrated ones, both with the executor's
-    wake-up cost measured first on seed-7 runs that the comparison does not use
-    (`calibrate`):
-    - `sim@c`: every request's work scaled by the efficiency factor of the same
-      calibration, one factor for every policy, seed and workload;
+    Beside the nominal simulation it runs two with the executor's wake-up cost measured
+    first on seed-7 runs that the comparison does not use (`calibrate`):
     - `sim@r`: every request's work scaled by the work scale of the live run it is
       compared with: the wall time the run's calibrated spin loop took over the time
       asked of it (`host.work_scale` in the live summary), that is, how fast the VM ran
       the work during that run against the spin loop's calibration at the start. It is
       a measured input (what the work cost the machine in that run), not a fit to the
       latencies.
+    - `sim@t`: the live run's speed replayed over time: its work scale in 100 ms
+      windows (`tailor run --speed-trace`, `tailor simulate --speed-trace`), since the
+      miss ratio is convex in the speed and a run's mean speed understates its misses.
+      Also measured, not fitted.
+    (Earlier versions printed `sim@c`, the work scaled by one factor fitted to the
+    mean latency of a seed-7 run; sim@r and sim@t replaced it.)
     Within each seed the policies run in a shuffled order (seeded), so that a drift of
     the VM's speed does not always fall on the same policy."""
     import random
@@ -473,17 +480,20 @@ def agree_mode(args):
     calibrated = Runner("sim", 2, args.requests, args.out)
     calibrated.sim_args = ["--wake-ms", f"{wake:.4f}"]
     sim.sim_args = []
-    print("\n`sim` is the nominal simulation; `sim@c` the calibrated one (wake-up "
-          f"{wake:.3f} ms, work x {scale:.4f}); `sim@r` has the same wake-up and each live "
-          "run's own work scale (its spin loop's wall time over the time asked).")
-    cols = ["live", "sim", "sim@c", "sim@r"]
-    print("\n| workload | policy | target ms | live miss % | sim miss % | diff | sim@c miss % | diff "
-          "| sim@r miss % | diff | live p99 | sim p99 | diff | sim@c p99 | diff | sim@r p99 | diff "
+    print("\n`sim` is the nominal simulation; `sim@r` has the measured wake-up "
+          f"({wake:.3f} ms) and each live run's own work scale (its spin loop's wall time "
+          "over the time asked); `sim@t` the same wake-up and the live run's work scale "
+          "over time, in 100 ms windows.")
+    cols = ["live", "sim", "sim@r", "sim@t"]
+    print("\n| workload | policy | target ms | live miss % | sim miss % | diff | sim@r miss % | diff "
+          "| sim@t miss % | diff | live p99 | sim p99 | diff | sim@r p99 | diff | sim@t p99 | diff "
           "| run scales |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     med = statistics.median
     diff = lambda a, b: f"{100 * (a - b) / b:+.0f}%" if b else "n/a"
     order = random.Random(args.seed)
+    traces = os.path.join(args.out, "speed-traces")
+    os.makedirs(traces, exist_ok=True)
     for name in ["lognormal", "bing"]:
         demand, mean = WORKLOADS[name]
         rps = LOADS["heavy"] * 2 * 1000 / mean
@@ -500,14 +510,16 @@ def agree_mode(args):
             for p in policies:
                 t = table if p.startswith("tail") else None
                 got = runs[p]
-                got["live"].append(live.run(p, demand, rps, target, t, tag="agree"))
+                speed = os.path.join(traces, f"{name}-{p.replace(':', '-')}-seed{seed}.csv")
+                got["live"].append(live.run(p, demand, rps, target, t, speed_trace=speed,
+                                            tag="agree"))
                 got["sim"].append(sim.run(p, demand, rps, target, t, tag="agree"))
-                got["sim@c"].append(calibrated.run(p, f"scale:{scale:.5f}:{demand}", rps, target,
-                                                   t, tag="agree-calibrated"))
                 delivered = got["live"][-1]["host"]["work_scale"]
                 got["scale"].append(delivered)
                 got["sim@r"].append(calibrated.run(p, f"scale:{delivered:.5f}:{demand}", rps,
                                                    target, t, tag="agree-run-scale"))
+                got["sim@t"].append(calibrated.run(p, demand, rps, target, t, speed_trace=speed,
+                                                   tag="agree-speed-trace"))
         for p in POLICIES:
             miss = [med(x["miss_ratio"] for x in runs[p][c]) for c in cols]
             p99 = [med(x["latency_ms"]["p99"] for x in runs[p][c]) for c in cols]

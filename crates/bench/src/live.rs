@@ -270,6 +270,9 @@ pub struct LiveOutput {
     pub boost_mode: BoostMode,
     /// The priority the generator thread got.
     pub generator_priority: GeneratorPriority,
+    /// The work's speed over the run, in ms from the arrival origin, where the source
+    /// measures it (synthetic work).
+    pub speed_trace: Option<tailor_core::SpeedTrace>,
 }
 
 /// Why a live run could not run.
@@ -557,6 +560,7 @@ pub fn run_live<S: RequestSource>(
         release_error_us,
         boost_mode,
         generator_priority,
+        speed_trace: source.speed_trace(t0),
     })
 }
 

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use tailor_core::{workload_rngs, DemandModel, Job};
+use tailor_core::{workload_rngs, DemandModel, Job, SpeedTrace};
 use tailor_workloads::search::{QuerySpec, SearchIndex, SearchJob};
 use tailor_workloads::{
     AsianCost, AsianJob, BlackScholesJob, PdeCalibration, Spinner, SyntheticJob, SyntheticShape,
@@ -28,6 +28,11 @@ pub trait RequestSource: Send + Sync + 'static {
     /// For work of a known length: the time it took over the time asked, so far (the
     /// synthetic spin loop's [`Spinner::work_scale`]); None where not measured.
     fn work_scale(&self) -> Option<f64> {
+        None
+    }
+    /// For work of a known length: the work scale window by window, with starts in ms
+    /// from `since` (the synthetic spin loop's [`Spinner::speed_trace`]).
+    fn speed_trace(&self, _since: std::time::Instant) -> Option<SpeedTrace> {
         None
     }
 }
@@ -86,6 +91,10 @@ impl RequestSource for SyntheticSource {
 
     fn work_scale(&self) -> Option<f64> {
         self.spinner.work_scale()
+    }
+
+    fn speed_trace(&self, since: std::time::Instant) -> Option<SpeedTrace> {
+        self.spinner.speed_trace(since)
     }
 }
 

@@ -83,6 +83,11 @@ pub(crate) struct RunArgs {
     /// Write per-request records (CSV) here.
     #[arg(long)]
     records: Option<PathArg>,
+    /// Synthetic workload: write the spin loop's work scale (wall time over time asked)
+    /// in 100 ms windows from the first arrival here, a CSV of `start_ms,work_scale`
+    /// that `tailor simulate --speed-trace` replays.
+    #[arg(long, value_name = "FILE")]
+    speed_trace: Option<PathArg>,
     /// Synthetic workload: the spin loop's iterations per microsecond, as an earlier run
     /// printed it (default: calibrated now).
     #[arg(long, value_parser = bounds::SPIN_RATE)]
@@ -190,6 +195,10 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
         hetero,
     };
     let count = cfg.arrivals.fixed_count().unwrap_or(cfg.requests);
+    anyhow::ensure!(
+        args.speed_trace.is_none() || matches!(workload, Workload::Synthetic { .. }),
+        "--speed-trace: only the synthetic workload's spin loop measures its speed"
+    );
     let out = match workload {
         Workload::Synthetic { demand, shape } => {
             anyhow::ensure!(
@@ -239,6 +248,18 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
     crate::report_host(out.summary.host.as_ref());
     if let Some(path) = &args.records {
         write_output(Some(path.as_path()), |w| write_records(&out.records, w))?;
+    }
+    if let Some(path) = &args.speed_trace {
+        let trace = out.speed_trace.as_ref().with_context(|| {
+            format!(
+                "--speed-trace {}: the run measured no work speed (only the synthetic \
+                 workload's spin loop does, and only once a unit has run)",
+                path.as_path().display()
+            )
+        })?;
+        write_output(Some(path.as_path()), |w| {
+            w.write_all(trace.to_csv().as_bytes())
+        })?;
     }
     write_output(None, |w| {
         serde_json::to_writer(&mut *w, &out.summary)?;

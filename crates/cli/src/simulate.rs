@@ -1,6 +1,7 @@
 //! `tailor simulate`: one simulated run, or a sweep of policies x loads.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{bail, Context};
@@ -8,7 +9,7 @@ use clap::{Args, ValueEnum};
 use rayon::prelude::*;
 use tailor_core::{
     Arrivals, CoreSet, Demand, DemandModel, Dissolve, HeteroPolicy, Noise, Reissue, RunSummary,
-    Speedup, StealPolicy, Tables, HETERO_POLICY_FORMS,
+    SpeedTrace, Speedup, StealPolicy, Tables, HETERO_POLICY_FORMS,
 };
 use tailor_sim::{
     simulate, simulate_fanout, simulate_hetero, simulate_steal, write_records, write_shard_records,
@@ -119,6 +120,11 @@ pub(crate) struct SimulateArgs {
     /// spins and yields for about 0.05 ms.
     #[arg(long, default_value_t = 0.05, value_parser = bounds::MS0, requires = "wake_ms")]
     spin_ms: f64,
+    /// Work-stealing policies: replay a host's work speed over time, a CSV of
+    /// `start_ms,work_scale` as `tailor run --speed-trace` writes it (a core drains
+    /// 1/scale work-ms per ms). Default: one work-ms per ms throughout.
+    #[arg(long, value_name = "FILE")]
+    speed_trace: Option<PathBuf>,
     #[command(flatten)]
     fanout: FanoutArgs,
 }
@@ -292,6 +298,12 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
         "--unit-ms: must be zero or positive, found {}",
         args.unit_ms
     );
+    let speed = args
+        .speed_trace
+        .as_deref()
+        .map(SpeedTrace::read)
+        .transpose()
+        .context("--speed-trace")?;
     let demand = Demand::parse(&args.demand)?;
     let speedup = args.speedup.as_deref().map(Speedup::parse).transpose()?;
     let demand = DemandModel::new(demand, speedup)?;
@@ -315,12 +327,17 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
                 policy_name(policy)
             );
         }
-        if args.wake_ms.is_some() && !matches!(family, Family::Steal(_)) {
-            bail!(
-                "--wake-ms: sleeping cores are modelled for work-stealing policies \
-                 (steal-first, admit-first, random-admit, tail-control), not {}",
-                policy_name(policy)
-            );
+        for (flag, given) in [
+            ("--wake-ms", args.wake_ms.is_some()),
+            ("--speed-trace", args.speed_trace.is_some()),
+        ] {
+            if given && !matches!(family, Family::Steal(_)) {
+                bail!(
+                    "{flag}: modelled for the work-stealing policies (steal-first, \
+                     admit-first, random-admit, tail-control), not {}",
+                    policy_name(policy)
+                );
+            }
         }
         if !matches!(family, Family::Hetero(_)) {
             ensure_uniform(&core_set, &format!("--policy {}", policy_name(policy)))?;
@@ -400,6 +417,7 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
                         spin_ms: args.spin_ms,
                         wake_ms,
                     }),
+                    speed: speed.clone(),
                 }),
                 Family::Hetero(policy) => simulate_hetero(&HeteroSimConfig {
                     base: cfg.clone(),

@@ -20,6 +20,7 @@ mod profile;
 mod reissue;
 mod s2f;
 mod shapes;
+mod speed;
 mod speedup;
 mod steal;
 mod summary;
@@ -50,6 +51,7 @@ pub use reissue::{
 };
 pub use s2f::{HeteroPolicy, HETERO_POLICY_FORMS};
 pub use shapes::Shape;
+pub use speed::{SpeedTrace, MAX_WORK_SCALE};
 pub use speedup::{Speedup, SpeedupSpec, ThreadModel};
 pub use steal::{Dissolve, StealAdmission, StealPolicy, STEAL_POLICY_NAMES};
 pub use summary::{

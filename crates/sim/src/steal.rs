@@ -30,13 +30,19 @@
 //!   item: a waiting request or a stealable piece) and takes `wake_ms` to start looking,
 //!   as the executor's workers spin, yield and then wait on a condition variable. Without
 //!   it an idle core takes work the instant it appears.
+//! - **Host speed** ([`SpeedTrace`], optional): the work scale a live run measured,
+//!   window by window; every busy core drains `1 / scale` work-ms per ms, and each
+//!   change of scale is an event. Processed time stays wall time, as the executor's
+//!   time stamps measure it.
 //!
 //! Steal overheads, the cost of the check itself and the wait for the next unit boundary
 //! before a core leaves a marked request are not modelled.
 
 use std::collections::VecDeque;
 
-use tailor_core::{workload_rngs, Dissolve, RequestDemand, Speedup, StealAdmission, StealPolicy};
+use tailor_core::{
+    workload_rngs, Dissolve, RequestDemand, SpeedTrace, Speedup, StealAdmission, StealPolicy,
+};
 
 use crate::config::{SimConfig, SimError};
 use crate::measure::{finish, Measurements};
@@ -66,6 +72,9 @@ pub struct StealSimConfig {
     pub dissolve: Dissolve,
     /// How idle cores sleep and wake; `None`: they never sleep.
     pub sleep: Option<Sleep>,
+    /// The host's work scale over time (a live run's, replayed): a core drains
+    /// `1 / scale` work-ms per ms; `None`: one work-ms per ms.
+    pub speed: Option<SpeedTrace>,
 }
 
 /// How an idle core sleeps: it spins for `spin_ms` after its last work, then sleeps, and
@@ -245,12 +254,36 @@ impl Sim<'_> {
     /// When the next piece or merge ends, or a running request's processed time passes
     /// the threshold for the current load.
     fn next_change(&self) -> Option<f64> {
-        let ends = self.core.iter().filter_map(|c| c.left()).reduce(f64::min);
-        let crossing = self.next_crossing();
-        match (ends, crossing) {
-            (Some(a), Some(b)) => Some(self.now + a.min(b)),
-            (a, b) => a.or(b).map(|dt| self.now + dt),
-        }
+        let rate = self.rate();
+        let ends = self
+            .core
+            .iter()
+            .filter_map(|c| match c {
+                Core::Waking { left } => Some(*left),
+                _ => c.left().map(|work| work / rate),
+            })
+            .reduce(f64::min);
+        // A change of speed matters only while some core is busy.
+        let speed_change = self
+            .cfg
+            .speed
+            .as_ref()
+            .filter(|_| ends.is_some())
+            .and_then(|s| s.next_change_after(self.now))
+            .map(|t| t - self.now);
+        [ends, self.next_crossing(), speed_change]
+            .into_iter()
+            .flatten()
+            .reduce(f64::min)
+            .map(|dt| self.now + dt)
+    }
+
+    /// Work-ms a busy core drains per ms now.
+    fn rate(&self) -> f64 {
+        self.cfg
+            .speed
+            .as_ref()
+            .map_or(1.0, |s| 1.0 / s.scale_at(self.now))
     }
 
     /// The time until a stealable running request's processed time passes its threshold
@@ -272,11 +305,12 @@ impl Sim<'_> {
     /// Moves time to `t`: every busy core drains its piece or merge.
     fn advance(&mut self, t: f64) {
         let dt = (t - self.now).max(0.0);
+        let work = dt * self.rate();
         let mut busy = 0usize;
         for c in self.core.iter_mut() {
             match c {
                 Core::Piece { slot, left } | Core::Merge { slot, left } => {
-                    *left -= dt;
+                    *left -= work;
                     self.reqs[*slot].processed += dt;
                     busy += 1;
                 }

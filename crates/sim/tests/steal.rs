@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use tailor_core::{
-    Arrivals, Demand, DemandModel, Dissolve, Policy, Speedup, SpeedupSpec, StealPolicy,
+    Arrivals, Demand, DemandModel, Dissolve, Policy, SpeedTrace, Speedup, SpeedupSpec, StealPolicy,
     TailControlRow, TailControlTable, TAIL_CONTROL_TABLE_KIND,
 };
 use tailor_sim::{simulate_steal, SimConfig, SimOutput, Sleep, StealSimConfig};
@@ -41,11 +41,15 @@ fn run_dissolving(
     machine.run(policy, demand, arrivals, rps, n)
 }
 
-/// The simulated machine: its cores, whether idle cores sleep, and how marks dissolve.
+/// The simulated machine: its cores, whether idle cores sleep, how marks dissolve, and
+/// its speed over time.
 struct Machine {
     cores: usize,
     sleep: Option<Sleep>,
     dissolve: Dissolve,
+    speed: Option<SpeedTrace>,
+    /// The grain, ms of work.
+    unit_ms: f64,
 }
 
 impl Default for Machine {
@@ -54,6 +58,8 @@ impl Default for Machine {
             cores: 4,
             sleep: None,
             dissolve: Dissolve::Prompt,
+            speed: None,
+            unit_ms: 0.25,
         }
     }
 }
@@ -76,9 +82,10 @@ impl Machine {
         simulate_steal(&StealSimConfig {
             base,
             policy,
-            unit_ms: 0.25,
+            unit_ms: self.unit_ms,
             dissolve: self.dissolve,
             sleep: self.sleep,
+            speed: self.speed.clone(),
         })
         .expect("runs")
     }
@@ -320,5 +327,71 @@ fn every_request_completes_under_every_policy() {
         );
         assert_eq!(out.summary.completed, 5_000, "{name}");
         assert_eq!(out.summary.policy, name);
+    }
+}
+
+#[test]
+fn a_slow_window_stretches_the_work_that_runs_in_it() {
+    // 10 ms of work on one core; the host runs at nominal speed for 4 ms, then at half
+    // speed (scale 2) from 4 ms to 8 ms, then nominal again: 4 + 2 + 4 ms of work end at
+    // 12 ms. A window while the core is idle changes nothing.
+    let machine = Machine {
+        cores: 1,
+        speed: SpeedTrace::new(vec![(0.0, 1.0), (4.0, 2.0), (8.0, 1.0), (20.0, 3.0)]),
+        ..Machine::default()
+    };
+    let at = vec![0.0, 30.0];
+    let out = machine.run(
+        StealPolicy::StealFirst,
+        Demand::Const { ms: 10.0 },
+        Arrivals::Trace(at),
+        1.0,
+        2,
+    );
+    assert!(
+        (out.records[0].finish_ms - 12.0).abs() < 1e-6,
+        "{:?}",
+        out.records
+    );
+    // The second request runs wholly in the last window, at a third of the speed.
+    assert!(
+        (out.records[1].finish_ms - 60.0).abs() < 1e-6,
+        "{:?}",
+        out.records
+    );
+}
+
+#[test]
+fn a_constant_speed_trace_equals_scaling_every_request() {
+    // A host at a steady 1.25x is the same as every request's work and grain 1.25x
+    // longer, for every policy, marks included (processed time is wall time in both).
+    // (A trace keeps the unit count of the nominal work, as the live spin loop does.)
+    let slow = Machine {
+        speed: SpeedTrace::new(vec![(0.0, 1.25)]),
+        ..Machine::default()
+    };
+    let scaled = Demand::parse("scale:1.25:lognormal:10:13").expect("demand");
+    let plain = Demand::parse("lognormal:10:13").expect("demand");
+    for policy in [
+        StealPolicy::StealFirst,
+        StealPolicy::AdmitFirst,
+        StealPolicy::TailControl(table(15.0)),
+    ] {
+        let a = slow.run(
+            policy.clone(),
+            plain.clone(),
+            Arrivals::Poisson,
+            250.0,
+            3000,
+        );
+        let longer_units = Machine {
+            unit_ms: 0.25 * 1.25,
+            ..Machine::default()
+        };
+        let b = longer_units.run(policy, scaled.clone(), Arrivals::Poisson, 250.0, 3000);
+        for (x, y) in a.records.iter().zip(&b.records) {
+            assert!((x.finish_ms - y.finish_ms).abs() < 1e-6, "{x:?} {y:?}");
+        }
+        assert_eq!(a.summary.serialized, b.summary.serialized);
     }
 }

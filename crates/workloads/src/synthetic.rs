@@ -7,10 +7,10 @@
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use tailor_core::{Job, Speedup};
+use tailor_core::{Job, SpeedTrace, Speedup, MAX_WORK_SCALE};
 
 /// Burns CPU for a requested number of microseconds, by a loop calibrated on this machine.
 ///
@@ -22,11 +22,49 @@ pub struct Spinner {
     meter: Arc<SpinMeter>,
 }
 
-/// Nanoseconds asked of the spin loop, and nanoseconds it took by the wall clock.
-#[derive(Debug, Default)]
+/// Nanoseconds asked of the spin loop, and nanoseconds it took by the wall clock: in
+/// all, and in windows of [`SPEED_WINDOW`] from the meter's creation (the first
+/// [`MAX_SPEED_WINDOWS`] of them, about 1.8 hours).
+#[derive(Debug)]
 struct SpinMeter {
     asked_ns: AtomicU64,
     took_ns: AtomicU64,
+    epoch: Instant,
+    windows: Mutex<Vec<(u64, u64)>>,
+}
+
+impl Default for SpinMeter {
+    fn default() -> Self {
+        SpinMeter {
+            asked_ns: AtomicU64::new(0),
+            took_ns: AtomicU64::new(0),
+            epoch: Instant::now(),
+            windows: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+/// The window of the spin loop's speed trace ([`Spinner::speed_trace`]).
+pub(crate) const SPEED_WINDOW: Duration = Duration::from_millis(100);
+
+/// The most windows a spinner keeps (1 MiB of counts).
+const MAX_SPEED_WINDOWS: usize = 1 << 16;
+
+impl SpinMeter {
+    fn record(&self, start: Instant, asked_ns: u64, took_ns: u64) {
+        self.asked_ns.fetch_add(asked_ns, Ordering::Relaxed);
+        self.took_ns.fetch_add(took_ns, Ordering::Relaxed);
+        let window = (start.saturating_duration_since(self.epoch).as_nanos()
+            / SPEED_WINDOW.as_nanos()) as usize;
+        if window < MAX_SPEED_WINDOWS {
+            let mut windows = self.windows.lock().unwrap_or_else(|e| e.into_inner());
+            if windows.len() <= window {
+                windows.resize(window + 1, (0, 0));
+            }
+            windows[window].0 += asked_ns;
+            windows[window].1 += took_ns;
+        }
+    }
 }
 
 /// Iterations of the spin loop; the body is one dependent multiply-add, so the time per
@@ -104,11 +142,31 @@ impl Spinner {
             let start = Instant::now();
             black_box(spin((us * self.iterations_per_us) as u64));
             let took = start.elapsed().as_nanos() as u64;
-            self.meter
-                .asked_ns
-                .fetch_add((us * 1000.0) as u64, Ordering::Relaxed);
-            self.meter.took_ns.fetch_add(took, Ordering::Relaxed);
+            self.meter.record(start, (us * 1000.0) as u64, took);
         }
+    }
+
+    /// The work scale window by window ([`SPEED_WINDOW`]), over every spin of this
+    /// spinner and its clones, with window starts in ms from `since` (a live run's
+    /// arrival origin); windows with no spin are left out. None before the first spin.
+    pub fn speed_trace(&self, since: Instant) -> Option<SpeedTrace> {
+        let offset_ms = if self.meter.epoch >= since {
+            (self.meter.epoch - since).as_secs_f64() * 1e3
+        } else {
+            -(since - self.meter.epoch).as_secs_f64() * 1e3
+        };
+        let window_ms = SPEED_WINDOW.as_secs_f64() * 1e3;
+        let windows = self.meter.windows.lock().unwrap_or_else(|e| e.into_inner());
+        let points = windows
+            .iter()
+            .enumerate()
+            .filter(|(_, &(asked, _))| asked > 0)
+            .map(|(i, &(asked, took))| {
+                let scale = (took as f64 / asked as f64).clamp(1e-3, MAX_WORK_SCALE);
+                (offset_ms + i as f64 * window_ms, scale)
+            })
+            .collect();
+        SpeedTrace::new(points)
     }
 }
 
@@ -264,6 +322,34 @@ mod tests {
         // Preemption only lengthens a spin; only a machine twice as fast as at
         // calibration could bring it under 2.
         assert!(scale > 2.0, "work scale {scale}");
+    }
+
+    #[test]
+    fn the_speed_trace_has_a_window_per_spin_time_and_the_scale_of_each() {
+        let rate = Spinner::calibrate().iterations_per_us();
+        let since = Instant::now();
+        // Four times the calibrated rate; the second spin starts in the second window.
+        let slow = Spinner::with_rate(4.0 * rate);
+        assert!(slow.speed_trace(since).is_none());
+        slow.spin_us(10_000.0);
+        std::thread::sleep(
+            (since + Duration::from_millis(150)).saturating_duration_since(Instant::now()),
+        );
+        slow.clone().spin_us(10_000.0);
+        let trace = slow.speed_trace(since).expect("spins were timed");
+        let points: Vec<(f64, f64)> = trace.points().collect();
+        assert_eq!(points.len(), 2, "{points:?}");
+        assert!(points[0].0 >= 0.0 && points[0].0 < 1.0, "{points:?}");
+        assert!(points[1].0 >= 100.0, "{points:?}");
+        // As in the test above, only a machine twice as fast as at calibration would
+        // bring a window under 2.
+        assert!(points.iter().all(|p| p.1 > 2.0), "{points:?}");
+        // From a later origin, the same windows start earlier.
+        let later = slow
+            .speed_trace(since + Duration::from_millis(50))
+            .expect("trace");
+        let first = later.points().next().expect("a point").0;
+        assert!((first - (points[0].0 - 50.0)).abs() < 1e-6, "{first}");
     }
 
     #[test]
