@@ -9,6 +9,8 @@ Usage:
   python3 scripts/reproduce-tc.py trace [--out DIR]                 # Fig. 15 chart (SVG)
   python3 scripts/reproduce-tc.py fig2 [--requests N] [--out DIR]   # Fig. 2, bimodal work
   python3 scripts/reproduce-tc.py fig12 [--seeds 1,2,3] [--targets 20,25,30,40]  # Fig. 12 by seed
+  python3 scripts/reproduce-tc.py resim --from DIR --wake-ms W      # agree's runs re-simulated
+  python3 scripts/reproduce-tc.py heavy [--executor]                # #21's 16-core acceptance
 
 Each mode prints Markdown tables (pasted into docs/reproduction.md) and keeps every run
 summary as JSON lines under DIR (default docs/tc-runs/). Targets are steal-first's 97.5,
@@ -249,6 +251,25 @@ def sim_mode(args):
                   + f" | {caps['tail-control'] / best:.3f} |", flush=True)
 
 
+# The executor's own mechanics in the model (validated against it at 2 cores by `agree`
+# and `resim`): held joins and lazy binary splitting's steal size.
+EXECUTOR_MECHANICS = ["--joins", "held", "--steal-size", "last-split"]
+
+
+def heavy_mode(args):
+    """Issue #21's first acceptance point: 16 cores, heavy load (75%), shape:bing,
+    bing-fig1 and log-normal work, targets at steal-first's p99 and p99.5 in the same
+    model; with `--executor`, in the model of the executor's own mechanics."""
+    r = Runner("sim", 16, args.requests, args.out)
+    r.sim_args = EXECUTOR_MECHANICS if args.executor else []
+    model = "held joins, lazy binary splitting's steals" if args.executor else "the default model"
+    for name in ["bing", "bing-fig1", "lognormal"]:
+        demand, mean = WORKLOADS[name]
+        rps = LOADS["heavy"] * 16 * 1000 / mean
+        misses_table(f"{name}, heavy load ({rps:.0f} rps), {model}, miss ratio",
+                     r.misses(demand, rps, percentiles=[99, 99.5], tag=f"heavy-{name}"))
+
+
 def fig12_mode(args):
     """Fig. 12 on both Bing distributions, seed by seed: the capacity at 99.5% within each
     target for steal-first, admit-first and tail-control, and the medians of the ratios."""
@@ -266,6 +287,7 @@ def fig12_mode(args):
             sf_ratio, best_ratio = [], []
             for seed in seeds:
                 r = Runner("sim", 16, args.requests, args.out, seed=seed)
+                r.sim_args = EXECUTOR_MECHANICS if args.executor else []
                 caps = {p: capacity(r, p, demand, target)
                         for p in ["steal-first", "admit-first", "tail-control"]}
                 best = max(caps["steal-first"], caps["admit-first"])
@@ -466,6 +488,8 @@ def agree_mode(args):
       windows (`tailor run --speed-trace`, `tailor simulate --speed-trace`), since the
       miss ratio is convex in the speed and a run's mean speed understates its misses.
       Also measured, not fitted.
+    - `sim@x`: as `sim@t`, in the model of the executor's own mechanics: held joins and
+      lazy binary splitting's steal size (`EXECUTOR_MECHANICS`).
     (Earlier versions printed `sim@c`, the work scaled by one factor fitted to the
     mean latency of a seed-7 run; sim@r and sim@t replaced it.)
     Within each seed the policies run in a shuffled order (seeded), so that a drift of
@@ -483,12 +507,16 @@ def agree_mode(args):
     print("\n`sim` is the nominal simulation; `sim@r` has the measured wake-up "
           f"({wake:.3f} ms) and each live run's own work scale (its spin loop's wall time "
           "over the time asked); `sim@t` the same wake-up and the live run's work scale "
-          "over time, in 100 ms windows.")
-    cols = ["live", "sim", "sim@r", "sim@t"]
-    print("\n| workload | policy | target ms | live miss % | sim miss % | diff | sim@r miss % | diff "
-          "| sim@t miss % | diff | live p99 | sim p99 | diff | sim@r p99 | diff | sim@t p99 | diff "
-          "| run scales |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "over time, in 100 ms windows; `sim@x` as `sim@t` with the executor's held joins "
+          "and lazy binary splitting's steals.")
+    cols = ["live", "sim", "sim@r", "sim@t", "sim@x"]
+    mechanics = Runner("sim", 2, args.requests, args.out)
+    mechanics.sim_args = ["--wake-ms", f"{wake:.4f}"] + EXECUTOR_MECHANICS
+    print("\n| workload | policy | target ms | live miss % | "
+          + " | ".join(f"{c} miss % | diff" for c in cols[1:]) + " | live p99 | "
+          + " | ".join(f"{c} p99 | diff" for c in cols[1:]) + " | run scales |")
+    print("|---|---|---|---|" + "---|---|" * (len(cols) - 1) + "---|"
+          + "---|---|" * (len(cols) - 1) + "---|")
     med = statistics.median
     diff = lambda a, b: f"{100 * (a - b) / b:+.0f}%" if b else "n/a"
     order = random.Random(args.seed)
@@ -504,7 +532,7 @@ def agree_mode(args):
         table = sim.plan(demand, rps, target)
         runs = {p: {c: [] for c in cols + ["scale"]} for p in POLICIES}
         for seed in seeds:
-            live.seed = sim.seed = calibrated.seed = seed
+            live.seed = sim.seed = calibrated.seed = mechanics.seed = seed
             policies = list(POLICIES)
             order.shuffle(policies)
             for p in policies:
@@ -520,6 +548,8 @@ def agree_mode(args):
                                                    target, t, tag="agree-run-scale"))
                 got["sim@t"].append(calibrated.run(p, demand, rps, target, t, speed_trace=speed,
                                                    tag="agree-speed-trace"))
+                got["sim@x"].append(mechanics.run(p, demand, rps, target, t, speed_trace=speed,
+                                                  tag="agree-executor-mechanics"))
         for p in POLICIES:
             miss = [med(x["miss_ratio"] for x in runs[p][c]) for c in cols]
             p99 = [med(x["latency_ms"]["p99"] for x in runs[p][c]) for c in cols]
@@ -531,10 +561,78 @@ def agree_mode(args):
                   + f" | {scales} |", flush=True)
 
 
+def resim_mode(args):
+    """The simulated columns of an earlier `agree` run again, from what it kept in
+    `--from DIR` (the live summaries, `live-2c.jsonl`, and each live run's speed trace,
+    `speed-traces/`): every live run against the simulation with its own speed trace and
+    the wake-up `--wake-ms` (printed by that run's calibration), with free and with held
+    joins (`tailor simulate --joins`), and with held joins and lazy binary splitting's
+    steal size (`--steal-size last-split`), the executor's own mechanics. With
+    `--mean-scale`, each run's mean work scale (`host.work_scale`) replaces its trace,
+    for runs made before traces were kept. No live run is repeated."""
+    med = statistics.median
+    diff = lambda a, b: f"{100 * (a - b) / b:+.0f}%" if b else "n/a"
+    live = [json.loads(line) for line in open(os.path.join(args.source, "live-2c.jsonl"))]
+    live = [x for x in live if x.get("tag") == "agree"]
+    base = "sim@r" if args.mean_scale else "sim@t"
+    variants = {base: [], f"{base}+held": ["--joins", "held"],
+                f"{base}+held+lbs": ["--joins", "held", "--steal-size", "last-split"]}
+    print(f"### The agree run in {args.source} re-simulated: each live run's "
+          + ("mean work scale" if args.mean_scale else "speed trace")
+          + f", wake-up {args.wake_ms} ms; free joins, held joins, and held joins with "
+          "lazy binary splitting's steal size (`+held+lbs`)\n")
+    print("| workload | policy | target ms | live miss % | " + " | ".join(
+        f"{v} miss % | diff" for v in variants) + " | live p99 | " + " | ".join(
+        f"{v} p99 | diff" for v in variants) + " |")
+    print("|---|---|---|---|" + "---|---|" * len(variants) + "---|" + "---|---|" * len(variants))
+    sim = Runner("sim", 2, args.requests, args.out)
+    for name in ["lognormal", "bing"]:
+        demand, mean = WORKLOADS[name]
+        rps = LOADS["heavy"] * 2 * 1000 / mean
+        mine = [x for x in live if abs(x["rps"] - rps) < 0.01]
+        if not mine:
+            continue
+        target = mine[0]["target_ms"]
+        table = sim.plan(demand, rps, target)
+        for p in POLICIES:
+            runs = [x for x in mine if x["policy"] == p]
+            got = {v: [] for v in variants}
+            for x in runs:
+                trace = os.path.join(args.source, "speed-traces",
+                                     f"{name}-{p.replace(':', '-')}-seed{x['seed']}.csv")
+                work = demand
+                if args.mean_scale:
+                    trace, work = None, f"scale:{x['host']['work_scale']:.5f}:{demand}"
+                sim.seed, sim.requests = x["seed"], x["requests"]
+                for v, extra in variants.items():
+                    sim.sim_args = ["--wake-ms", f"{args.wake_ms}"] + extra
+                    got[v].append(sim.run(p, work, rps, target,
+                                          table if p.startswith("tail") else None,
+                                          speed_trace=trace, tag=f"resim-{v}"))
+            live_miss = med(x["miss_ratio"] for x in runs)
+            live_p99 = med(x["latency_ms"]["p99"] for x in runs)
+            miss = [med(y["miss_ratio"] for y in got[v]) for v in variants]
+            p99 = [med(y["latency_ms"]["p99"] for y in got[v]) for v in variants]
+            print(f"| {name} | {p} | {target:.1f} | {pct(live_miss)} "
+                  + " ".join(f"| {pct(m)} | {diff(live_miss, m)}" for m in miss)
+                  + f" | {live_p99:.1f} "
+                  + " ".join(f"| {x:.1f} | {diff(live_p99, x)}" for x in p99) + " |",
+                  flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("mode", choices=["sim", "live", "agree", "calibrate", "trace", "fig2",
-                                     "fig12"])
+                                     "fig12", "resim", "heavy"])
+    ap.add_argument("--executor", action="store_true",
+                    help="heavy, fig12: model the executor's held joins and lazy binary "
+                         "splitting's steals")
+    ap.add_argument("--from", dest="source", default="docs/tc-runs",
+                    help="resim: the --out directory of the agree run to re-simulate")
+    ap.add_argument("--mean-scale", action="store_true",
+                    help="resim: each live run's mean work scale instead of its speed trace")
+    ap.add_argument("--wake-ms", type=float, default=0.1,
+                    help="resim: the wake-up the agree run's calibration measured")
     ap.add_argument("--seeds", default="1,2,3", help="fig12: the seeds")
     ap.add_argument("--targets", default="20,25,30,40", help="fig12: the targets, ms")
     ap.add_argument("--requests", type=int, default=None)
@@ -542,9 +640,11 @@ def main():
     ap.add_argument("--seed", type=int, default=1, help="the workload seed (live and agree)")
     args = ap.parse_args()
     if args.requests is None:
-        args.requests = {"sim": 100_000, "fig2": 100_000, "fig12": 100_000}.get(args.mode, 2000)
+        args.requests = {"sim": 100_000, "fig2": 100_000, "fig12": 100_000,
+                         "heavy": 100_000}.get(args.mode, 2000)
     {"sim": sim_mode, "live": live_mode, "agree": agree_mode, "calibrate": calibrate_mode,
-     "trace": trace_mode, "fig2": fig2_mode, "fig12": fig12_mode}[args.mode](args)
+     "trace": trace_mode, "fig2": fig2_mode, "fig12": fig12_mode,
+     "resim": resim_mode, "heavy": heavy_mode}[args.mode](args)
 
 
 if __name__ == "__main__":

@@ -13,13 +13,31 @@ use tailor_core::{
 };
 use tailor_sim::{
     simulate, simulate_fanout, simulate_hetero, simulate_steal, write_records, write_shard_records,
-    write_trace, FanoutConfig, HeteroSimConfig, Select, ShardRecord, SimConfig, SimOutput, Sleep,
-    StealSimConfig,
+    write_trace, FanoutConfig, HeteroSimConfig, Joins, Select, ShardRecord, SimConfig, SimOutput,
+    Sleep, StealSimConfig, StealSize,
 };
 
 use crate::bounds;
 use crate::plan::Threads;
 use crate::{interactive, write_output, AnyPolicy, PathArg};
+
+/// `--joins`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum JoinsArg {
+    /// A core leaves as soon as its piece ends.
+    Free,
+    /// A core waits for the pieces stolen from it.
+    Held,
+}
+
+/// `--steal-size`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum StealSizeArg {
+    /// Half of the victim's unstarted units at the steal.
+    HalfNow,
+    /// The half the victim offered at its last split.
+    LastSplit,
+}
 
 /// How results are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -125,6 +143,16 @@ pub(crate) struct SimulateArgs {
     /// 1/scale work-ms per ms). Default: one work-ms per ms throughout.
     #[arg(long, value_name = "FILE")]
     speed_trace: Option<PathBuf>,
+    /// Work-stealing policies: whether a core whose piece ends leaves the request at once
+    /// (`free`, the default) or waits for the pieces thieves took from it, helping only
+    /// that request (`held`: tailor's executor, whose joins hold the worker's stack).
+    #[arg(long, value_enum, default_value_t = JoinsArg::Free)]
+    joins: JoinsArg,
+    /// Work-stealing policies: what a thief takes, `half-now` (half of the victim's
+    /// unstarted units at the steal, the default) or `last-split` (the half the victim
+    /// offered when it last split: lazy binary splitting, as tailor's executor does).
+    #[arg(long, value_enum, default_value_t = StealSizeArg::HalfNow)]
+    steal_size: StealSizeArg,
     #[command(flatten)]
     fanout: FanoutArgs,
 }
@@ -330,6 +358,11 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
         for (flag, given) in [
             ("--wake-ms", args.wake_ms.is_some()),
             ("--speed-trace", args.speed_trace.is_some()),
+            ("--joins held", args.joins == JoinsArg::Held),
+            (
+                "--steal-size last-split",
+                args.steal_size == StealSizeArg::LastSplit,
+            ),
         ] {
             if given && !matches!(family, Family::Steal(_)) {
                 bail!(
@@ -418,6 +451,14 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
                         wake_ms,
                     }),
                     speed: speed.clone(),
+                    joins: match args.joins {
+                        JoinsArg::Free => Joins::Free,
+                        JoinsArg::Held => Joins::Held,
+                    },
+                    steal_size: match args.steal_size {
+                        StealSizeArg::HalfNow => StealSize::HalfNow,
+                        StealSizeArg::LastSplit => StealSize::LastSplit,
+                    },
                 }),
                 Family::Hetero(policy) => simulate_hetero(&HeteroSimConfig {
                     base: cfg.clone(),

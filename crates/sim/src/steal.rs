@@ -35,6 +35,13 @@
 //!   change of scale is an event. Processed time stays wall time, as the executor's
 //!   time stamps measure it.
 //!
+//! - **Joins** ([`Joins`]): by default a core leaves a request as soon as its piece
+//!   ends. `Joins::Held` models tailor's executor instead: a core waits for every piece
+//!   stolen from it (its stack holds those joins), meanwhile stealing only from its own
+//!   request while it is stealable; the root waits for all and runs the merge
+//!   (`joins.rs`). Waiting cores count as on the request, in processed time too, as
+//!   the executor's workers do until they leave.
+//!
 //! Steal overheads, the cost of the check itself and the wait for the next unit boundary
 //! before a core leaves a marked request are not modelled.
 
@@ -45,6 +52,7 @@ use tailor_core::{
 };
 
 use crate::config::{SimConfig, SimError};
+use crate::joins::{JoinTree, Joins};
 use crate::measure::{finish, Measurements};
 use crate::report::{RequestRecord, SimOutput, TracePoint};
 use crate::time::{run_fluid, Fluid};
@@ -75,6 +83,27 @@ pub struct StealSimConfig {
     /// The host's work scale over time (a live run's, replayed): a core drains
     /// `1 / scale` work-ms per ms; `None`: one work-ms per ms.
     pub speed: Option<SpeedTrace>,
+    /// Whether a core whose piece ends waits for the pieces stolen from it.
+    pub joins: Joins,
+    /// How much of a victim's piece a thief takes.
+    pub steal_size: StealSize,
+}
+
+/// How much of a victim's piece a thief takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StealSize {
+    /// Half of its unstarted units at the moment of the steal, rounded down (the
+    /// model's default: the oldest task on a TBB deque is about half of what its owner
+    /// has left).
+    #[default]
+    HalfNow,
+    /// The half the victim offered when it last split, as lazy binary splitting does
+    /// (tailor's executor, `Worker::parallel_for`): a core with an empty deque splits its
+    /// remaining n units at its next unit boundary, keeps the first n/2 rounded down and
+    /// offers the rest; the offer waits until a thief takes it or the victim, having run
+    /// its own part, takes it back (and splits again). The victim has run on meanwhile,
+    /// so a thief takes more than half of what is left, and its victim ends first.
+    LastSplit,
 }
 
 /// How an idle core sleeps: it spins for `spin_ms` after its last work, then sleeps, and
@@ -119,20 +148,24 @@ enum Core {
     Piece { slot: usize, left: f64 },
     /// A request's merge, with its work left (ms).
     Merge { slot: usize, left: f64 },
+    /// Held joins: its piece's units are done, and it waits for pieces stolen from it.
+    Joining { slot: usize },
 }
 
 impl Core {
     fn slot(self) -> Option<usize> {
         match self {
             Core::Idle { .. } | Core::Waking { .. } => None,
-            Core::Piece { slot, .. } | Core::Merge { slot, .. } => Some(slot),
+            Core::Piece { slot, .. } | Core::Merge { slot, .. } | Core::Joining { slot } => {
+                Some(slot)
+            }
         }
     }
 
     /// The time until what the core is doing ends: a piece, a merge or a wake-up.
     fn left(self) -> Option<f64> {
         match self {
-            Core::Idle { .. } => None,
+            Core::Idle { .. } | Core::Joining { .. } => None,
             Core::Piece { left, .. } | Core::Merge { left, .. } | Core::Waking { left } => {
                 Some(left)
             }
@@ -156,6 +189,10 @@ struct Sim<'a> {
     serialized: u64,
     m: Measurements,
     trace: Vec<TracePoint>,
+    /// Held joins: the frames of every core.
+    tree: JoinTree,
+    /// `StealSize::LastSplit`: the work each core's piece offers to thieves (ms).
+    offer: Vec<f64>,
 }
 
 /// Runs a work-stealing simulation.
@@ -200,6 +237,8 @@ pub fn simulate_steal(cfg: &StealSimConfig) -> Result<SimOutput, SimError> {
         serialized: 0,
         m: Measurements::with_max_degree(base, base.cores),
         trace: Vec::new(),
+        tree: JoinTree::new(base.cores),
+        offer: vec![0.0; base.cores],
     };
     run_fluid(&mut sim, arrivals, &base.demand, &mut demand_rng, EPS);
     let serialized = sim.serialized;
@@ -307,6 +346,7 @@ impl Sim<'_> {
         let dt = (t - self.now).max(0.0);
         let work = dt * self.rate();
         let mut busy = 0usize;
+        let mut waiting = 0usize;
         for c in self.core.iter_mut() {
             match c {
                 Core::Piece { slot, left } | Core::Merge { slot, left } => {
@@ -315,11 +355,15 @@ impl Sim<'_> {
                     busy += 1;
                 }
                 Core::Waking { left } => *left -= dt,
+                Core::Joining { slot } => {
+                    self.reqs[*slot].processed += dt;
+                    waiting += 1;
+                }
                 Core::Idle { .. } => {}
             }
         }
         self.m.cpu_time += busy as f64 * dt;
-        self.m.thread_time += busy as f64 * dt;
+        self.m.thread_time += (busy + waiting) as f64 * dt;
         self.now = t;
     }
 
@@ -327,6 +371,10 @@ impl Sim<'_> {
     fn settle(&mut self) {
         for c in 0..self.core.len() {
             match self.core[c] {
+                Core::Piece { slot, left } if left <= EPS && self.cfg.joins == Joins::Held => {
+                    self.reqs[slot].pieces -= 1;
+                    self.piece_ended_held(c, slot);
+                }
                 Core::Piece { slot, left } if left <= EPS => {
                     let r = &mut self.reqs[slot];
                     r.pieces -= 1;
@@ -347,6 +395,28 @@ impl Sim<'_> {
                     self.core[c] = Core::Idle { since: self.now }
                 }
                 _ => {}
+            }
+        }
+    }
+
+    /// Held joins: core `c`'s piece of request `slot` has run its units. It waits, and
+    /// every core whose last frame finished leaves (the root runs the merge first).
+    fn piece_ended_held(&mut self, c: usize, slot: usize) {
+        self.core[c] = Core::Joining { slot };
+        let core = &self.core;
+        let released = self
+            .tree
+            .piece_ended(c, |p| matches!(core[p], Core::Joining { .. }));
+        for (c, root) in released {
+            let r = &mut self.reqs[slot];
+            if root && r.serial > EPS && !r.merging {
+                r.merging = true;
+                self.core[c] = Core::Merge {
+                    slot,
+                    left: r.serial,
+                };
+            } else {
+                self.leave(c, slot);
             }
         }
     }
@@ -405,7 +475,11 @@ impl Sim<'_> {
             found = false;
             for i in 0..n {
                 let c = (first + i) % n;
-                if self.awake(c) && self.find_work(c) {
+                if let Core::Joining { slot } = self.core[c] {
+                    if self.steal(c, Some(slot)) {
+                        found = true;
+                    }
+                } else if self.awake(c) && self.find_work(c) {
                     found = true;
                 }
             }
@@ -461,10 +535,10 @@ impl Sim<'_> {
     fn find_work(&mut self, c: usize) -> bool {
         self.check_pileup_phase();
         match self.cfg.policy.admission() {
-            StealAdmission::StealFirst => self.steal(c) || self.admit_from_fifo(c),
-            StealAdmission::AdmitFirst => self.admit_from_fifo(c) || self.steal(c),
+            StealAdmission::StealFirst => self.steal(c, None) || self.admit_from_fifo(c),
+            StealAdmission::AdmitFirst => self.admit_from_fifo(c) || self.steal(c, None),
             StealAdmission::RandomAdmit => {
-                self.admit_from_inbox(c, c) || self.steal(c) || {
+                self.admit_from_inbox(c, c) || self.steal(c, None) || {
                     let n = self.core.len();
                     let first = self.random(n);
                     (0..n)
@@ -499,8 +573,14 @@ impl Sim<'_> {
     }
 
     /// Prompt dissolving: the pieces of request `slot` go to the first core that holds
-    /// one, and the others leave it.
+    /// one, and the others leave it. With held joins they go to the request's root
+    /// (whose stack holds the request: the executor's owner), and every other core on
+    /// the request leaves.
     fn gather(&mut self, slot: usize) {
+        if self.cfg.joins == Joins::Held {
+            self.gather_on_root(slot);
+            return;
+        }
         let holders: Vec<usize> = (0..self.core.len())
             .filter(|&c| matches!(self.core[c], Core::Piece { slot: s, .. } if s == slot))
             .collect();
@@ -517,13 +597,57 @@ impl Sim<'_> {
         if let Core::Piece { left, .. } = &mut self.core[keeper] {
             *left += handed_back;
         }
+        self.offer[keeper] = 0.0;
         let r = &mut self.reqs[slot];
         r.cores -= others.len();
         r.pieces -= others.len();
     }
 
-    /// What a thief would take from core `v`'s piece: half of its unstarted units, if
-    /// the piece belongs to a stealable request and has at least two unstarted units.
+    fn gather_on_root(&mut self, slot: usize) {
+        let on: Vec<usize> = (0..self.core.len())
+            .filter(|&c| matches!(self.core[c], Core::Piece { slot: s, .. } | Core::Joining { slot: s } if s == slot))
+            .collect();
+        let Some(&root) = on.iter().find(|&&c| self.tree.is_root(c)) else {
+            return;
+        };
+        let mut left = 0.0;
+        for &c in &on {
+            if let Core::Piece { left: l, .. } = self.core[c] {
+                left += l;
+            }
+            if c != root {
+                self.core[c] = Core::Idle { since: self.now };
+                self.tree.clear(c);
+            }
+        }
+        self.core[root] = Core::Piece { slot, left };
+        self.offer[root] = 0.0;
+        self.tree.gathered(root);
+        let r = &mut self.reqs[slot];
+        r.cores = 1;
+        r.pieces = 1;
+    }
+
+    /// What a piece of `left` ms offers thieves when it splits (lazy binary splitting):
+    /// of its n units not started (the one under way excluded when `running`), the last
+    /// n/2 rounded up, if n is at least 2.
+    fn split_offer(&self, left: f64, running: bool) -> f64 {
+        let unit = self.cfg.unit_ms;
+        if unit <= 0.0 {
+            return left / 2.0;
+        }
+        let n = ((left / unit) - 1e-9).ceil().max(0.0) - if running { 1.0 } else { 0.0 };
+        if n >= 2.0 {
+            (n / 2.0).ceil() * unit
+        } else {
+            0.0
+        }
+    }
+
+    /// What a thief would take from core `v`'s piece, if the piece belongs to a
+    /// stealable request: half of its unstarted units if it has at least two
+    /// (`StealSize::HalfNow`), or its offer (`StealSize::LastSplit`; once the victim
+    /// has run into its offer, the half it would offer now).
     fn steal_take(&self, v: usize) -> Option<f64> {
         let unit = self.cfg.unit_ms;
         let Core::Piece { slot, left } = self.core[v] else {
@@ -531,6 +655,15 @@ impl Sim<'_> {
         };
         if !self.reqs[slot].stealable {
             return None;
+        }
+        if self.cfg.steal_size == StealSize::LastSplit {
+            let offer = self.offer[v];
+            let take = if offer > EPS && offer < left - EPS {
+                offer
+            } else {
+                self.split_offer(left, true)
+            };
+            return (take > EPS).then_some(take);
         }
         let take = if unit > 0.0 {
             // The unit under way is not stealable; half of the rest, rounded down.
@@ -543,10 +676,14 @@ impl Sim<'_> {
     }
 
     /// Takes half of the unstarted units of a random victim core's piece, among pieces
-    /// of stealable requests that have at least two unstarted units.
-    fn steal(&mut self, c: usize) -> bool {
+    /// of stealable requests (of request `only`, if given: a waiting join helping) that
+    /// have at least two unstarted units.
+    fn steal(&mut self, c: usize, only: Option<usize>) -> bool {
         let victims: Vec<usize> = (0..self.core.len())
-            .filter(|&v| self.steal_take(v).is_some())
+            .filter(|&v| {
+                self.steal_take(v).is_some()
+                    && only.is_none_or(|slot| self.core[v].slot() == Some(slot))
+            })
             .collect();
         if victims.is_empty() {
             return false;
@@ -557,12 +694,20 @@ impl Sim<'_> {
             unreachable!("a victim holds a piece");
         };
         *left -= take;
-        let slot = *slot;
+        let (slot, kept) = (*slot, *left);
         self.core[c] = Core::Piece { slot, left: take };
+        // Both deques are empty now: each core splits what it holds.
+        self.offer[v] = self.split_offer(kept, true);
+        self.offer[c] = self.split_offer(take, false);
         let r = &mut self.reqs[slot];
-        r.cores += 1;
+        if only.is_none() {
+            r.cores += 1;
+        }
         r.pieces += 1;
         r.max_cores = r.max_cores.max(r.cores);
+        if self.cfg.joins == Joins::Held {
+            self.tree.stolen(c, v);
+        }
         true
     }
 
@@ -616,9 +761,15 @@ impl Sim<'_> {
         };
         req.cores = 1;
         req.max_cores = 1;
+        if self.cfg.joins == Joins::Held && matches!(core, Core::Piece { .. }) {
+            self.tree.admit(c);
+        }
         let slot = self.store(req);
         self.core[c] = match core {
-            Core::Piece { left, .. } => Core::Piece { slot, left },
+            Core::Piece { left, .. } => {
+                self.offer[c] = self.split_offer(left, false);
+                Core::Piece { slot, left }
+            }
             Core::Merge { left, .. } => Core::Merge { slot, left },
             idle => idle,
         };

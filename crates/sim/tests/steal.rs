@@ -6,7 +6,7 @@ use tailor_core::{
     Arrivals, Demand, DemandModel, Dissolve, Policy, SpeedTrace, Speedup, SpeedupSpec, StealPolicy,
     TailControlRow, TailControlTable, TAIL_CONTROL_TABLE_KIND,
 };
-use tailor_sim::{simulate_steal, SimConfig, SimOutput, Sleep, StealSimConfig};
+use tailor_sim::{simulate_steal, Joins, SimConfig, SimOutput, Sleep, StealSimConfig, StealSize};
 
 fn table(threshold_ms: f64) -> Arc<TailControlTable> {
     Arc::new(TailControlTable {
@@ -50,6 +50,8 @@ struct Machine {
     speed: Option<SpeedTrace>,
     /// The grain, ms of work.
     unit_ms: f64,
+    joins: Joins,
+    steal_size: StealSize,
 }
 
 impl Default for Machine {
@@ -60,6 +62,8 @@ impl Default for Machine {
             dissolve: Dissolve::Prompt,
             speed: None,
             unit_ms: 0.25,
+            joins: Joins::Free,
+            steal_size: StealSize::HalfNow,
         }
     }
 }
@@ -86,6 +90,8 @@ impl Machine {
             dissolve: self.dissolve,
             sleep: self.sleep,
             speed: self.speed.clone(),
+            joins: self.joins,
+            steal_size: self.steal_size,
         })
         .expect("runs")
     }
@@ -394,4 +400,72 @@ fn a_constant_speed_trace_equals_scaling_every_request() {
         }
         assert_eq!(a.summary.serialized, b.summary.serialized);
     }
+}
+
+#[test]
+fn held_joins_make_cores_wait_and_every_request_still_completes() {
+    // Under held joins a core whose piece ends waits for the pieces stolen from it, so
+    // threads on requests exceed the cores doing work; with free joins they are equal.
+    for dissolve in [Dissolve::Prompt, Dissolve::Lazy] {
+        for policy in [
+            StealPolicy::StealFirst,
+            StealPolicy::AdmitFirst,
+            StealPolicy::RandomAdmit,
+            StealPolicy::TailControl(table(5.0)),
+            StealPolicy::TailControlClairvoyant(table(5.0)),
+        ] {
+            let name = policy.name();
+            let summary = |joins| {
+                let machine = Machine {
+                    joins,
+                    dissolve,
+                    ..Machine::default()
+                };
+                let demand = Demand::Exp { mean_ms: 5.0 };
+                machine
+                    .run(policy.clone(), demand, Arrivals::Poisson, 600.0, 5_000)
+                    .summary
+            };
+            let (free, held) = (summary(Joins::Free), summary(Joins::Held));
+            for s in [&free, &held] {
+                assert_eq!(s.completed, 5_000, "{name} {dissolve:?}");
+            }
+            let busy = |s: &tailor_core::RunSummary| s.cpu_utilization * 4.0;
+            assert!((free.mean_threads - busy(&free)).abs() < 1e-9, "{name}");
+            assert!(
+                held.mean_threads > busy(&held) + 1e-3,
+                "{name} {dissolve:?}: threads {} busy {}",
+                held.mean_threads,
+                busy(&held)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_request_alone_ends_at_the_same_time_with_held_joins() {
+    // Alone, a request's cores have nothing else to do: waiting for a thief instead of
+    // leaving changes nothing, so it ends when its last piece does in both models.
+    let at = vec![0.0];
+    let demand = Demand::Const { ms: 10.0 };
+    let one = |joins| {
+        let machine = Machine {
+            joins,
+            ..Machine::default()
+        };
+        machine.run(
+            StealPolicy::StealFirst,
+            demand.clone(),
+            Arrivals::Trace(at.clone()),
+            1.0,
+            1,
+        )
+    };
+    let (free, held) = (one(Joins::Free), one(Joins::Held));
+    assert!(
+        (free.records[0].finish_ms - held.records[0].finish_ms).abs() < 1e-9,
+        "{:?} {:?}",
+        free.records,
+        held.records
+    );
 }
