@@ -1,6 +1,6 @@
-//! Held joins: the stolen halves a work-stealing core must wait for before it leaves a request.
+//! The executor's mechanics in the work-stealing model: held joins, and lazy binary splitting's steal size.
 //!
-//! In a fork-join executor without continuation stealing (tailor's, rayon's), a worker
+//! **Held joins.** In a fork-join executor without continuation stealing (tailor's, rayon's), a worker
 //! that forked a half which a thief took cannot return from that join until the thief
 //! has finished the half: its stack holds the join. Meanwhile it may only help with the
 //! same request (tailor's executor never nests another request's work under a join, so
@@ -14,6 +14,27 @@
 //! frame counts the pieces stolen from it that have not finished; a piece finishes when
 //! its own units are done and its frame's count is zero, which then counts down its
 //! parent frame (the victim's frame it was stolen from).
+//!
+//! **Steal size** ([`StealSize`]): how much of its victim's piece a thief takes, half of
+//! what is left at the steal (the default), or the half the victim offered at its last
+//! split (the executor's lazy binary splitting; `steal.rs` applies it).
+
+/// How much of a victim's piece a thief takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StealSize {
+    /// Half of its unstarted units at the moment of the steal, rounded down (the
+    /// model's default: the oldest task on a TBB deque is about half of what its owner
+    /// has left).
+    #[default]
+    HalfNow,
+    /// The half the victim offered when it last split, as lazy binary splitting does
+    /// (tailor's executor, `Worker::parallel_for`): a core with an empty deque splits its
+    /// remaining n units at its next unit boundary, keeps the first n/2 rounded down and
+    /// offers the rest; the offer waits until a thief takes it or the victim, having run
+    /// its own part, takes it back (and splits again). The victim has run on meanwhile,
+    /// so a thief takes more than half of what is left, and its victim ends first.
+    LastSplit,
+}
 
 /// Whether a core whose piece ends may leave the request at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -52,7 +52,7 @@ use tailor_core::{
 };
 
 use crate::config::{SimConfig, SimError};
-use crate::joins::{JoinTree, Joins};
+use crate::joins::{JoinTree, Joins, StealSize};
 use crate::measure::{finish, Measurements};
 use crate::report::{RequestRecord, SimOutput, TracePoint};
 use crate::time::{run_fluid, Fluid};
@@ -87,23 +87,6 @@ pub struct StealSimConfig {
     pub joins: Joins,
     /// How much of a victim's piece a thief takes.
     pub steal_size: StealSize,
-}
-
-/// How much of a victim's piece a thief takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum StealSize {
-    /// Half of its unstarted units at the moment of the steal, rounded down (the
-    /// model's default: the oldest task on a TBB deque is about half of what its owner
-    /// has left).
-    #[default]
-    HalfNow,
-    /// The half the victim offered when it last split, as lazy binary splitting does
-    /// (tailor's executor, `Worker::parallel_for`): a core with an empty deque splits its
-    /// remaining n units at its next unit boundary, keeps the first n/2 rounded down and
-    /// offers the rest; the offer waits until a thief takes it or the victim, having run
-    /// its own part, takes it back (and splits again). The victim has run on meanwhile,
-    /// so a thief takes more than half of what is left, and its victim ends first.
-    LastSplit,
 }
 
 /// How an idle core sleeps: it spins for `spin_ms` after its last work, then sleeps, and

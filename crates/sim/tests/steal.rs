@@ -469,3 +469,31 @@ fn a_request_alone_ends_at_the_same_time_with_held_joins() {
         held.records
     );
 }
+
+#[test]
+fn on_two_cores_only_the_split_time_steal_makes_held_joins_wait() {
+    // Taking half of what is left at the steal, the victim always keeps more than its
+    // thief, so on 2 cores no core ever waits for a thief; taking the half offered at
+    // the last split, the victim has run on meanwhile and ends first, and waits.
+    let waits = |steal_size| {
+        let machine = Machine {
+            cores: 2,
+            joins: Joins::Held,
+            steal_size,
+            ..Machine::default()
+        };
+        let s = machine
+            .run(
+                StealPolicy::StealFirst,
+                Demand::Exp { mean_ms: 5.0 },
+                Arrivals::Poisson,
+                300.0,
+                5_000,
+            )
+            .summary;
+        assert_eq!(s.completed, 5_000);
+        s.mean_threads - s.cpu_utilization * 2.0
+    };
+    assert!(waits(StealSize::HalfNow).abs() < 1e-9);
+    assert!(waits(StealSize::LastSplit) > 1e-3);
+}
