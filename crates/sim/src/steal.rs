@@ -361,16 +361,9 @@ impl Sim<'_> {
                 Core::Piece { slot, left } if left <= EPS => {
                     let r = &mut self.reqs[slot];
                     r.pieces -= 1;
-                    if r.pieces == 0 && !r.merging && r.serial > EPS {
-                        // The last piece to end: this core runs the merge.
-                        r.merging = true;
-                        self.core[c] = Core::Merge {
-                            slot,
-                            left: r.serial,
-                        };
-                    } else {
-                        self.leave(c, slot);
-                    }
+                    // The last piece to end: this core runs the merge.
+                    let last = r.pieces == 0;
+                    self.merge_or_leave(c, slot, last);
                 }
                 Core::Merge { slot, left } if left <= EPS => self.leave(c, slot),
                 // Awake: it looks for work now, spinning.
@@ -391,16 +384,22 @@ impl Sim<'_> {
             .tree
             .piece_ended(c, |p| matches!(core[p], Core::Joining { .. }));
         for (c, root) in released {
-            let r = &mut self.reqs[slot];
-            if root && r.serial > EPS && !r.merging {
-                r.merging = true;
-                self.core[c] = Core::Merge {
-                    slot,
-                    left: r.serial,
-                };
-            } else {
-                self.leave(c, slot);
-            }
+            self.merge_or_leave(c, slot, root);
+        }
+    }
+
+    /// Core `c` is done with its part of request `slot`: it runs the merge if it is
+    /// `the_one` to and the request has one not yet started, and leaves otherwise.
+    fn merge_or_leave(&mut self, c: usize, slot: usize, the_one: bool) {
+        let r = &mut self.reqs[slot];
+        if the_one && r.serial > EPS && !r.merging {
+            r.merging = true;
+            self.core[c] = Core::Merge {
+                slot,
+                left: r.serial,
+            };
+        } else {
+            self.leave(c, slot);
         }
     }
 

@@ -314,15 +314,20 @@ fn marking_changes_the_schedule_only_when_the_threshold_is_low_enough() {
     assert!(large_degrees.iter().all(|&d| d == 1));
 }
 
-#[test]
-fn every_request_completes_under_every_policy() {
-    for policy in [
+/// Every work-stealing policy, tail-control's with a 5 ms threshold.
+fn every_policy() -> Vec<StealPolicy> {
+    vec![
         StealPolicy::StealFirst,
         StealPolicy::AdmitFirst,
         StealPolicy::RandomAdmit,
         StealPolicy::TailControl(table(5.0)),
         StealPolicy::TailControlClairvoyant(table(5.0)),
-    ] {
+    ]
+}
+
+#[test]
+fn every_request_completes_under_every_policy() {
+    for policy in every_policy() {
         let name = policy.name();
         let out = run(
             policy,
@@ -407,13 +412,7 @@ fn held_joins_make_cores_wait_and_every_request_still_completes() {
     // Under held joins a core whose piece ends waits for the pieces stolen from it, so
     // threads on requests exceed the cores doing work; with free joins they are equal.
     for dissolve in [Dissolve::Prompt, Dissolve::Lazy] {
-        for policy in [
-            StealPolicy::StealFirst,
-            StealPolicy::AdmitFirst,
-            StealPolicy::RandomAdmit,
-            StealPolicy::TailControl(table(5.0)),
-            StealPolicy::TailControlClairvoyant(table(5.0)),
-        ] {
+        for policy in every_policy() {
             let name = policy.name();
             let summary = |joins| {
                 let machine = Machine {
