@@ -28,6 +28,7 @@ use crate::projection::{
     PeerKind,
 };
 use crate::search::SearchArgs;
+use crate::spread::Spread;
 use crate::verdict::{cell, cell_json, noise_of, verdict, verdict_json, Cell, LoadVerdict, Run};
 
 /// How the demo prints its results.
@@ -56,11 +57,13 @@ pub(crate) struct DemoArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [0.3, 0.45, 0.6, 0.75, 0.9])]
     loads: Vec<f64>,
     /// Seconds of arrivals in each live run.
-    #[arg(long, default_value_t = 4.0, value_parser = bounds::SECONDS)]
+    #[arg(long, default_value_t = 3.0, value_parser = bounds::SECONDS)]
     seconds: f64,
     /// Rounds: each runs every policy at every load once, in a shuffled order, so that a
-    /// slow minute of the machine falls on all policies alike.
-    #[arg(long, default_value_t = 3, value_parser = bounds::COUNT)]
+    /// slow minute of the machine falls on all policies alike. Four rounds of 3 s rather
+    /// than three of 4 s: the intervals rest on how much the rounds differ, which three
+    /// rounds estimate poorly (docs/demo.md, "Intervals and the verdict").
+    #[arg(long, default_value_t = 4, value_parser = bounds::COUNT)]
     rounds: usize,
     /// Times a run that met noise (other programs or the hypervisor taking over 5% of
     /// the cores, or a stall over 10 ms) is repeated before it is kept and flagged.
@@ -274,10 +277,15 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
             .collect();
         let wall_ms = out.records.iter().map(|r| r.finish_ms).fold(0.0, f64::max);
         let noise = noise_of(&out.summary, wall_ms);
+        let executions = measured
+            .iter()
+            .map(|r| (r.work_ms, r.finish_ms - r.start_ms))
+            .collect();
         Ok(Run {
             summary: out.summary,
             latencies,
             noise,
+            executions,
         })
     };
     let bar = Bar::new(
@@ -383,14 +391,14 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
         .position(|p| p.2.is_some())
         .expect("the executor is a policy of the demo");
     // Queries cost more in a running service than alone (wake-ups, hand-offs, two cores
-    // sharing caches): the simulator gets the delivered cost, measured as SEQ's busy
-    // threads over the rate (Little's law on the workers) at loads up to 75%, against
-    // the profile's mean t1.
-    let delivered = delivered_scale(&runs[0], &args.loads, &rates, mean);
+    // sharing caches) and not always the same: the simulator draws each query's cost
+    // from SEQ's measured service times over the profiled t1 at loads up to 75%.
+    let costs = delivered_costs(&profile, &runs[0], &args.loads, args.seed);
+    let delivered = costs.mean();
     let home = simulate_peers(
         &profile,
         &measured.units,
-        delivered,
+        &costs,
         cores,
         &rates,
         home_peers,
@@ -656,24 +664,22 @@ fn probe_capacity(
     Ok(capacity)
 }
 
-/// SEQ's delivered cost per query over the profile's mean t1: its busy threads per
-/// query per second, pooled over its runs at loads up to 75% (1 if there are none).
-fn delivered_scale(seq: &[Vec<Run>], loads: &[f64], rates: &[f64], mean_t1_ms: f64) -> f64 {
-    let (mut threads, mut offered) = (0.0, 0.0);
-    for ((runs, &load), &rps) in seq.iter().zip(loads).zip(rates) {
-        if load <= MODEL_CHECK_MAX_LOAD + 1e-9 {
-            for r in runs {
-                threads += r.summary.mean_threads;
-                offered += rps * mean_t1_ms / 1000.0;
-            }
-        }
-    }
-    if offered > 0.0 && threads > 0.0 {
-        threads / offered
-    } else {
-        1.0
-    }
+/// What each query costs in the running service: SEQ's service times over the profiled
+/// t1 in its runs at loads up to 75% (`Spread`), 16 cost draws per query; every query at
+/// its profiled time where nothing was measured.
+fn delivered_costs(profile: &DemandProfile, seq: &[Vec<Run>], loads: &[f64], seed: u64) -> Spread {
+    let executions: Vec<(f64, f64)> = seq
+        .iter()
+        .zip(loads)
+        .filter(|(_, &load)| load <= MODEL_CHECK_MAX_LOAD + 1e-9)
+        .flat_map(|(runs, _)| runs.iter().flat_map(|r| r.executions.iter().copied()))
+        .collect();
+    Spread::measure(profile, &executions, COST_DRAWS, seed)
+        .unwrap_or_else(|| Spread::constant(profile.requests().len(), 1.0))
 }
+
+/// Cost draws per query in the simulator at this machine's cores.
+const COST_DRAWS: usize = 16;
 
 /// What the issue asks of a search profile: a heavy tail and a good speedup for the
 /// long queries.

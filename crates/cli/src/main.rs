@@ -17,6 +17,7 @@ mod run;
 mod search;
 mod serve;
 mod simulate;
+mod spread;
 mod verdict;
 
 use std::fs::File;

@@ -18,6 +18,8 @@ use tailor_sim::{
     simulate, simulate_pool, PoolModel, PoolSimConfig, SimConfig, SimError, UnitRequest,
 };
 
+use crate::spread::Spread;
+
 /// A query's time at `degree` predicted from its degree-1 parts: its units scheduled on
 /// `degree` threads by Graham's list scheduling in unit order (each unit to the thread
 /// that is free first), then its merge, then the rest of its measured t1 (joining and
@@ -221,7 +223,7 @@ pub(crate) fn simulate_projection(
     simulate_peers(
         profile,
         units,
-        1.0,
+        &Spread::constant(profile.requests().len(), 1.0),
         cores,
         &rates,
         policies,
@@ -251,15 +253,15 @@ pub(crate) enum PeerKind {
 pub(crate) type Peer = (String, PeerKind);
 
 /// Simulates `profile` at `cores` cores at each of `rates` (rps) for every peer, the
-/// executor-style peer from the queries' `units` (in the profile's order), every time
-/// multiplied by `scale`, `(requests, seed)` per run, with cores shared by
+/// executor-style peer from the queries' `units` (in the profile's order), each query at
+/// the costs `costs` gives it, `(requests, seed)` per run, with cores shared by
 /// `thread_model`; returns (label, summaries by rate), `None` where the rate is more
 /// than the cores can serve even sequentially (the simulator refuses such a run).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate_peers(
     profile: &DemandProfile,
     units: &[UnitTimes],
-    scale: f64,
+    costs: &Spread,
     cores: usize,
     rates: &[f64],
     policies: Vec<Peer>,
@@ -267,27 +269,22 @@ pub(crate) fn simulate_peers(
     thread_model: ThreadModel,
 ) -> anyhow::Result<Vec<(String, Vec<Option<RunSummary>>)>> {
     let step_ms = super::demo::STEP_MS;
-    let demand = DemandModel::new(
-        Demand::Scaled {
-            factor: scale,
-            inner: Box::new(Demand::Profile(Arc::new(profile.clone()))),
-        },
-        None,
-    )?;
     // The executor-style peer, as tantivy's executor runs a query: all its segments on
     // one pool shared by the queries in service (one per core), then its merge and the
     // rest of its t1.
-    let kinds: Arc<Vec<UnitRequest>> = Arc::new(
-        profile
-            .requests()
-            .iter()
-            .zip(units)
-            .map(|(r, u)| UnitRequest {
-                units_ms: u.units_ms.iter().map(|ms| ms * scale).collect(),
-                serial_ms: serial_ms(u, r.seq_ms()) * scale,
-            })
-            .collect(),
-    );
+    let kinds: Vec<UnitRequest> = profile
+        .requests()
+        .iter()
+        .zip(units)
+        .map(|(r, u)| UnitRequest {
+            units_ms: u.units_ms.clone(),
+            serial_ms: serial_ms(u, r.seq_ms()),
+        })
+        .collect();
+    // Each query at its costs: one copy per cost factor, the kinds in the same order.
+    let (profile, kinds) = costs.apply(profile, &kinds).map_err(anyhow::Error::msg)?;
+    let kinds = Arc::new(kinds);
+    let demand = DemandModel::new(Demand::Profile(Arc::new(profile)), None)?;
     let jobs: Vec<(usize, usize)> = (0..policies.len())
         .flat_map(|p| (0..rates.len()).map(move |l| (p, l)))
         .collect();

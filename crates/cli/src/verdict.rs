@@ -12,6 +12,8 @@ pub(crate) struct Run {
     pub(crate) latencies: Vec<f64>,
     /// Why the run counts as noisy, if it does.
     pub(crate) noise: Option<String>,
+    /// Each measured request's profiled t1 and service time (start to finish), ms.
+    pub(crate) executions: Vec<(f64, f64)>,
 }
 
 /// Why a run counts as noisy, from its host figures over `wall_ms`, or `None`.
