@@ -129,8 +129,9 @@ pub(crate) fn print_home_check(
 ) {
     println!();
     println!(
-        "the simulator at {cores} cores against the live runs: p99 simulated / live (the \
-         profile's times x {delivered:.2}, SEQ's delivered cost per query)"
+        "the simulator at {cores} cores against the live runs: p99 simulated / live (each \
+         query's cost drawn from SEQ's live service times over the profiled ones, {delivered:.2} \
+         on average)"
     );
     let mut header = format!("{:>5}", "load");
     for (label, _) in home {
