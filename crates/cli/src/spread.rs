@@ -204,7 +204,10 @@ mod tests {
         let ids: Vec<&str> = q.requests().iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, ["q0#0", "q0#1", "q1#0", "q1#1"]);
         let t = &q.requests()[1].times_ms;
-        assert!((t[0] - 2.0).abs() < 1e-12 && (t[1] - 2.0 / 1.5).abs() < 1e-12, "{t:?}");
+        assert!(
+            (t[0] - 2.0).abs() < 1e-12 && (t[1] - 2.0 / 1.5).abs() < 1e-12,
+            "{t:?}"
+        );
         assert_eq!(k[1].units_ms, vec![0.8, 0.8]);
         assert_eq!(k[3].serial_ms, 1.5);
         let constant = Spread::constant(2, 1.2);

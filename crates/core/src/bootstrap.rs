@@ -357,7 +357,9 @@ mod tests {
             ..Bootstrap::default()
         };
         let runs = |seed: u64| -> Vec<Vec<f64>> {
-            (0..3).map(|r| exponential(1000, 1.0, seed * 10 + r)).collect()
+            (0..3)
+                .map(|r| exponential(1000, 1.0, seed * 10 + r))
+                .collect()
         };
         let trials = 100u64;
         let mut called = [0usize; 3];
@@ -370,7 +372,10 @@ mod tests {
             called[Verdict::of(&e) as usize] += 1;
         }
         let [better, _, worse] = called;
-        assert!(better + worse <= 3, "better {better}, worse {worse} of {trials}");
+        assert!(
+            better + worse <= 3,
+            "better {better}, worse {worse} of {trials}"
+        );
     }
 
     #[test]
