@@ -523,12 +523,14 @@ impl Shared {
 mod tests {
     use super::*;
 
-    /// Spins for `ms` per unit, `units` units; tells RC its work when `hint`.
+    /// Spins for `ms` per unit, `units` units; tells RC its work when `hint`. With a
+    /// `gate`, its first unit waits until the gate opens.
     struct Spin {
         units: usize,
         ms: f64,
         panic: bool,
         hint: bool,
+        gate: Option<Arc<std::sync::atomic::AtomicBool>>,
     }
 
     fn spin(units: usize, ms: f64) -> Spin {
@@ -537,6 +539,7 @@ mod tests {
             ms,
             panic: false,
             hint: true,
+            gate: None,
         }
     }
 
@@ -546,8 +549,13 @@ mod tests {
         fn units(&self) -> usize {
             self.units
         }
-        fn run(&self, _unit: usize) {
+        fn run(&self, unit: usize) {
             assert!(!self.panic, "boom");
+            if let (0, Some(gate)) = (unit, &self.gate) {
+                while !gate.load(Ordering::Acquire) {
+                    std::thread::yield_now();
+                }
+            }
             let until = Instant::now() + Duration::from_secs_f64(self.ms / 1000.0);
             while Instant::now() < until {
                 std::hint::spin_loop();
@@ -667,10 +675,27 @@ mod tests {
         );
         assert_eq!(short.metrics.completed, 4);
         assert_eq!(short.busy_ms[1], 0.0, "short requests ran on the fast core");
-        let long = run_all(
-            HeteroPolicy::RcHetero(5.0),
-            (0..4).map(|_| spin(5, 1.0)).collect(),
-        );
+        // The long ones wait at a gate until all four are in, so that the first two
+        // hold both cores however slowly the submitting thread runs (on a busy machine
+        // it could otherwise see each finish before submitting the next, on the fast
+        // core every time).
+        let rt = runtime(HeteroPolicy::RcHetero(5.0));
+        let gate = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let now = Instant::now();
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let job = Spin {
+                    gate: Some(gate.clone()),
+                    ..spin(5, 1.0)
+                };
+                rt.submit_at(job, now, true).unwrap()
+            })
+            .collect();
+        gate.store(true, Ordering::Release);
+        for h in handles {
+            assert!(h.wait().is_ok());
+        }
+        let long = rt.drain();
         assert_eq!(long.metrics.completed, 4);
         assert!(long.busy_ms[1] > 0.0);
         assert!(
