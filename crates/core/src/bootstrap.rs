@@ -170,15 +170,16 @@ pub fn mean_ci(runs: &[Vec<f64>], cfg: &Bootstrap) -> Estimate {
 /// each resample instead (this function's first version) is biased: the smallest of
 /// several noisy quantiles is too small, and a percentile interval carries that bias
 /// twice, once in the value and once in the resamples. With four peers alike to ours,
-/// it called ours worse in about 6% of trials on independent draws, and in about 25%
-/// when each run's speed drifted by 10% (a test checks the new one on the first case).
+/// it called ours worse in 7 of 100 simulated demos without drift and 15 with 10% drift
+/// per run, against 0 and 7 for this one (scripts/verdict-null.py; a test checks the
+/// first case).
 ///
 /// Each policy's runs are resampled on their own, although the demo's policies see the
 /// same arrivals and requests within a round. Resampling a round's runs together would
 /// take out what they share and leave the verdict to how the machine's speed drifts
 /// between runs, which a few rounds estimate poorly: with 10% drift per run and four
-/// peers alike to ours, a simulation of three rounds found "worse" in 18 of 100 trials
-/// paired and 9 unpaired, of four rounds 9 and 1 (docs/demo.md).
+/// peers alike to ours, the simulation found "worse" in 12 of 100 trials paired and 7
+/// unpaired (docs/demo.md).
 pub fn ratio_to_best_ci(
     ours: &[Vec<f64>],
     peers: &[&[Vec<f64>]],
@@ -351,7 +352,7 @@ mod tests {
     fn alike_policies_are_seldom_called_worse_or_better() {
         // Ours and four peers from one distribution: the verdict should say "same" in all
         // but a few percent of trials. Taking the best peer inside each resample said
-        // "worse" in 6% of such trials on independent draws (25% with 10% drift per run).
+        // "worse" in 6-7% of such trials (scripts/verdict-null.py, no drift).
         let cfg = Bootstrap {
             resamples: 300,
             ..Bootstrap::default()
