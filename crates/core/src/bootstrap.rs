@@ -193,16 +193,25 @@ pub fn ratio_to_best_ci(
     let mine = quantile_of(ours);
     let confidence = 1.0 - (1.0 - cfg.confidence) / peers.len().max(1) as f64;
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
-    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let mut buffer = Vec::new();
+    let mut draws_of = |runs: &[Vec<f64>], rng: &mut ChaCha8Rng| -> Vec<f64> {
+        (0..cfg.resamples.max(1))
+            .map(|_| {
+                resample_into(runs, cfg.block, rng, &mut buffer);
+                quantile_in_place(&mut buffer, q)
+            })
+            .collect()
+    };
+    // Our resamples are drawn once and divided by each peer's: each pairwise interval
+    // is as valid as with draws of its own, and Bonferroni needs no independence.
+    let ours_drawn = draws_of(ours, &mut rng);
     peers
         .iter()
         .map(|peer| {
-            let draws = (0..cfg.resamples.max(1))
-                .map(|_| {
-                    resample_into(ours, cfg.block, &mut rng, &mut a);
-                    resample_into(peer, cfg.block, &mut rng, &mut b);
-                    quantile_in_place(&mut a, q) / quantile_in_place(&mut b, q)
-                })
+            let draws = ours_drawn
+                .iter()
+                .zip(draws_of(peer, &mut rng))
+                .map(|(m, p)| m / p)
                 .collect();
             interval(draws, mine / quantile_of(peer), confidence)
         })

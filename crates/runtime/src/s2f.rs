@@ -641,14 +641,25 @@ mod tests {
         assert_eq!(rc.drain().metrics.completed, 0);
     }
 
-    /// Runs `jobs` submitted at once and returns the report.
+    /// Runs `jobs` submitted at once and returns the report. Each waits at a gate until
+    /// all are in, so that the first ones hold their cores however slowly the
+    /// submitting thread runs (on a busy machine it could otherwise see each finish
+    /// before it submits the next).
     fn run_all(policy: HeteroPolicy, jobs: Vec<Spin>) -> S2fReport {
         let rt = runtime(policy);
+        let gate = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let now = Instant::now();
         let handles: Vec<_> = jobs
             .into_iter()
-            .map(|j| rt.submit_at(j, now, true).unwrap())
+            .map(|j| {
+                let job = Spin {
+                    gate: Some(gate.clone()),
+                    ..j
+                };
+                rt.submit_at(job, now, true).unwrap()
+            })
             .collect();
+        gate.store(true, Ordering::Release);
         for h in handles {
             assert!(h.wait().is_ok());
         }
@@ -675,27 +686,10 @@ mod tests {
         );
         assert_eq!(short.metrics.completed, 4);
         assert_eq!(short.busy_ms[1], 0.0, "short requests ran on the fast core");
-        // The long ones wait at a gate until all four are in, so that the first two
-        // hold both cores however slowly the submitting thread runs (on a busy machine
-        // it could otherwise see each finish before submitting the next, on the fast
-        // core every time).
-        let rt = runtime(HeteroPolicy::RcHetero(5.0));
-        let gate = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let now = Instant::now();
-        let handles: Vec<_> = (0..4)
-            .map(|_| {
-                let job = Spin {
-                    gate: Some(gate.clone()),
-                    ..spin(5, 1.0)
-                };
-                rt.submit_at(job, now, true).unwrap()
-            })
-            .collect();
-        gate.store(true, Ordering::Release);
-        for h in handles {
-            assert!(h.wait().is_ok());
-        }
-        let long = rt.drain();
+        let long = run_all(
+            HeteroPolicy::RcHetero(5.0),
+            (0..4).map(|_| spin(5, 1.0)).collect(),
+        );
         assert_eq!(long.metrics.completed, 4);
         assert!(long.busy_ms[1] > 0.0);
         assert!(
