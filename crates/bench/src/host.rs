@@ -137,7 +137,7 @@ impl HostMeter {
         let thread = std::thread::Builder::new()
             .name("tailor-hiccups".into())
             .spawn(move || {
-                crate::os::prepare_realtime_thread(2);
+                crate::os::prepare_realtime_thread(crate::os::HICCUP_PRIORITY);
                 let ms = |at: Instant| {
                     if at >= t0 {
                         at.duration_since(t0).as_secs_f64() * 1000.0

@@ -10,7 +10,10 @@ pub use host::{HostMeter, HostTrace, HICCUP_MS};
 pub use live::{
     release_at, run_live, HeteroLive, LiveConfig, LiveError, LiveOutput, OPEN_LOOP_PREFIX,
 };
-pub use os::{prepare_generator_thread, process_cpu_seconds, GeneratorPriority};
+pub use os::{
+    prepare_generator_thread, process_cpu_seconds, GeneratorPriority, Scheduler, SchedulerError,
+    SchedulerGuard,
+};
 pub use profile::{
     measure_profile, measure_profile_in_detail, MeasuredProfile, ProfileConfig, UnitTimes,
     PROFILE_METHOD,

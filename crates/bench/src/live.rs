@@ -388,11 +388,17 @@ pub fn run_live<S: RequestSource>(
     // and whatever the hand-off costs still counts in the latency, which runs from the
     // intended arrival.
     let (to_submitter, from_generator) = crossbeam_channel::unbounded::<(usize, Instant)>();
+    // Under a real-time scheduler the submitter sits above the request threads, as the
+    // generator does; under the fair one it competes with them like any thread.
+    let realtime = os::current_is_realtime();
     let submitter = {
         let (runtime, source) = (runtime.clone(), source.clone());
         std::thread::Builder::new()
             .name("tailor-submitter".into())
             .spawn(move || {
+                if realtime {
+                    os::prepare_realtime_thread(os::GENERATOR_PRIORITY);
+                }
                 let mut handles = Vec::with_capacity(count);
                 while let Ok((i, intended)) = from_generator.recv() {
                     let job = source.job(i);

@@ -35,17 +35,24 @@ pub enum GeneratorPriority {
     Default,
 }
 
+/// Real-time priorities, lowest first. Under [`Scheduler::RoundRobin`] the request threads
+/// run at [`REQUEST_PRIORITY`] and FM's boosted threads one above; the harness's threads
+/// sit above both so that a release, a hand-off or a hiccup sample never waits behind a
+/// request: the generator and the submitter (and the runtime's slow-core emulators) at 3,
+/// the hiccup meter at 4, so that it measures only what stops every thread.
+pub(crate) const REQUEST_PRIORITY: i32 = 1;
+pub(crate) const GENERATOR_PRIORITY: i32 = 3;
+pub(crate) const HICCUP_PRIORITY: i32 = 4;
+
 /// Makes the calling thread's sleeps precise (timer slack of 1 ns instead of the default
 /// 50 us) and gives it the highest priority the process may: real-time (SCHED_FIFO,
-/// priority 1), else nice -10. It sleeps between releases and never spins, so real time
+/// priority 3), else nice -10. It sleeps between releases and never spins, so real time
 /// cannot starve the machine.
 pub fn prepare_generator_thread() -> GeneratorPriority {
-    prepare_realtime_thread(1)
+    prepare_realtime_thread(GENERATOR_PRIORITY)
 }
 
-/// As [`prepare_generator_thread`], at real-time priority `priority`: the hiccup meter
-/// takes 2, above the generator's and the slow-core emulators' 1, so that it measures
-/// only what stops every thread.
+/// As [`prepare_generator_thread`], at real-time priority `priority`.
 pub(crate) fn prepare_realtime_thread(priority: i32) -> GeneratorPriority {
     #[cfg(target_os = "linux")]
     // SAFETY: prctl(PR_SET_TIMERSLACK), pthread_setschedparam on pthread_self() and
@@ -63,4 +70,124 @@ pub(crate) fn prepare_realtime_thread(priority: i32) -> GeneratorPriority {
         }
     }
     GeneratorPriority::Default
+}
+
+/// How the operating system schedules a live run's request threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheduler {
+    /// The kernel's default fair scheduler (SCHED_OTHER).
+    Fair,
+    /// Real-time round robin (SCHED_RR) at priority 1, below the harness's own threads.
+    /// The kernel's real-time class places a runnable thread on any CPU running something
+    /// of lower priority at once, where the fair scheduler's load balancing can leave a
+    /// CPU idle for milliseconds while a thread waits behind another (docs/demo.md,
+    /// "The fair scheduler leaves a core idle").
+    RoundRobin,
+}
+
+impl Scheduler {
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheduler::Fair => "fair",
+            Scheduler::RoundRobin => "rr",
+        }
+    }
+}
+
+/// Why the calling thread could not take a scheduler.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the operating system refused SCHED_RR for the request threads ({0}); it needs root, \
+     CAP_SYS_NICE or an RLIMIT_RTPRIO of at least 1 (`ulimit -r`), or use --scheduler fair"
+)]
+pub struct SchedulerError(String);
+
+/// The calling thread's scheduling policy and priority, set for a scope: threads it starts
+/// meanwhile (the runtime's pools, tantivy's executor, the submitter) inherit them. On
+/// drop the thread gets back what it had.
+pub struct SchedulerGuard {
+    saved: Option<(libc::c_int, libc::sched_param)>,
+}
+
+impl SchedulerGuard {
+    /// Gives the calling thread `scheduler`'s policy until the guard drops. Fair changes
+    /// nothing (the thread keeps what it has).
+    pub fn enter(scheduler: Scheduler) -> Result<SchedulerGuard, SchedulerError> {
+        if scheduler == Scheduler::Fair {
+            return Ok(SchedulerGuard { saved: None });
+        }
+        // SAFETY: pthread_getschedparam and pthread_setschedparam on pthread_self() read
+        // and write only this thread's scheduling, through valid pointers to locals.
+        unsafe {
+            let mut policy: libc::c_int = 0;
+            let mut param: libc::sched_param = std::mem::zeroed();
+            let err = libc::pthread_getschedparam(libc::pthread_self(), &mut policy, &mut param);
+            if err != 0 {
+                return Err(SchedulerError(
+                    std::io::Error::from_raw_os_error(err).to_string(),
+                ));
+            }
+            let rr = libc::sched_param {
+                sched_priority: REQUEST_PRIORITY,
+            };
+            let err = libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_RR, &rr);
+            if err != 0 {
+                return Err(SchedulerError(
+                    std::io::Error::from_raw_os_error(err).to_string(),
+                ));
+            }
+            Ok(SchedulerGuard {
+                saved: Some((policy, param)),
+            })
+        }
+    }
+}
+
+impl Drop for SchedulerGuard {
+    fn drop(&mut self) {
+        if let Some((policy, param)) = self.saved {
+            // SAFETY: as in `enter`; restoring a policy the thread had always succeeds.
+            unsafe {
+                libc::pthread_setschedparam(libc::pthread_self(), policy, &param);
+            }
+        }
+    }
+}
+
+/// Whether the calling thread runs in a real-time class (its threads' requests then do).
+pub(crate) fn current_is_realtime() -> bool {
+    // SAFETY: pthread_getschedparam writes into valid pointers to locals.
+    unsafe {
+        let mut policy: libc::c_int = 0;
+        let mut param: libc::sched_param = std::mem::zeroed();
+        libc::pthread_getschedparam(libc::pthread_self(), &mut policy, &mut param) == 0
+            && (policy == libc::SCHED_RR || policy == libc::SCHED_FIFO)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_robin_holds_for_its_scope_or_says_what_it_needs() {
+        std::thread::spawn(|| {
+            assert!(!current_is_realtime());
+            match SchedulerGuard::enter(Scheduler::RoundRobin) {
+                Ok(guard) => {
+                    assert!(current_is_realtime());
+                    let child = std::thread::spawn(current_is_realtime).join().unwrap();
+                    assert!(child, "a thread started in the scope inherits the class");
+                    drop(guard);
+                    assert!(!current_is_realtime());
+                }
+                Err(e) => assert!(e.to_string().contains("CAP_SYS_NICE"), "{e}"),
+            }
+            let _fair = SchedulerGuard::enter(Scheduler::Fair).unwrap();
+            assert!(!current_is_realtime());
+        })
+        .join()
+        .unwrap();
+    }
 }

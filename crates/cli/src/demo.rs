@@ -11,7 +11,7 @@ use clap::{Args, ValueEnum};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use tailor_bench::{run_live, LiveConfig, SearchSource};
+use tailor_bench::{run_live, LiveConfig, SchedulerGuard, SearchSource};
 use tailor_core::{Arrivals, Bootstrap, DemandProfile, Dissolve, Estimate, Policy, Tables};
 use tailor_plan::{plan_adaptive, plan_fm, AdaptiveParams, FmParams, FmProblem, WaitModel};
 use tailor_sim::PoolModel;
@@ -27,6 +27,7 @@ use crate::projection::{
     check_degree2, projected_profile, projection_degree, simulate_peers, simulate_projection,
     PeerKind,
 };
+use crate::scheduler::{describe, SchedulerArg};
 use crate::search::SearchArgs;
 use crate::spread::Spread;
 use crate::verdict::{cell, cell_json, noise_of, verdict, verdict_json, Cell, LoadVerdict, Run};
@@ -108,6 +109,13 @@ pub(crate) struct DemoArgs {
     /// programs or the hypervisor taking over 5% of the cores, or a stall over 10 ms).
     #[arg(long)]
     accept_noisy_profile: bool,
+    /// How the operating system schedules the live runs' request threads: `auto` (the
+    /// default: SCHED_RR where the process may, else the fair scheduler), `rr` or `fair`.
+    /// On this project's 2-core VM the fair scheduler left a core idle while a request
+    /// thread waited for about 14% of a run's time, which the simulator does not model
+    /// (docs/demo.md, "The fair scheduler leaves a core idle").
+    #[arg(long, value_enum, default_value_t = SchedulerArg::Auto)]
+    scheduler: SchedulerArg,
     /// Seed of the arrivals and of the queries each request runs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -220,6 +228,7 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
         "planning FM (tailor plan fm) and Adaptive (tailor plan adaptive)",
     );
     let tables = plan(&args, &profile, cores)?;
+    let scheduler = args.scheduler.resolve()?;
 
     // The loads are fractions of SEQ's live capacity, given or probed.
     let profiled_capacity = cores as f64 * 1000.0 / mean;
@@ -235,7 +244,10 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
             );
             c
         }
-        None => probe_capacity(&args, &prepared, &profile, cores, profiled_capacity)?,
+        None => {
+            let _scheduler = SchedulerGuard::enter(scheduler)?;
+            probe_capacity(&args, &prepared, &profile, cores, profiled_capacity)?
+        }
     };
     let rates: Vec<f64> = args.loads.iter().map(|l| l * capacity).collect();
     phase(
@@ -248,11 +260,14 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
             args.seconds
         ),
     );
+    eprintln!("    {}", describe(scheduler));
     let seq_ms: Vec<f64> = profile.requests().iter().map(|r| r.seq_ms()).collect();
     let queries = truncated(&prepared, seq_ms.len());
     let one_run = |p: usize, rps: f64, seed: u64| -> anyhow::Result<Run> {
         let (label, spec, executor) = POLICIES[p];
         let count = ((rps * args.seconds) as usize).max(200);
+        // tantivy's executor and the runtime start their threads in this scope.
+        let _scheduler = SchedulerGuard::enter(scheduler)?;
         let cfg = live_config(cores, Policy::parse(spec, &tables)?, rps, count, seed);
         let mut source = SearchSource::random(
             prepared.index.clone(),
@@ -451,7 +466,7 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
             json_lines.push(serde_json::to_string(summary)?);
         }
     }
-    json_lines.push(verdict_json(&verdicts).to_string());
+    json_lines.push(verdict_json(&verdicts, scheduler.name()).to_string());
     match args.format {
         DemoFormat::Json => {
             for line in &json_lines {
@@ -462,6 +477,7 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
             print_table(&rates, &args.loads, &cells, &verdicts);
             println!();
             println!("{}", threads_note(args.thread_model));
+            println!("live runs: {}", describe(scheduler));
             let live_cell: Vec<usize> = (0..POLICIES.len()).chain([executor_cell]).collect();
             print_home_check(cores, delivered, &args.loads, &cells, &home, &live_cell);
             for (c, runs) in &projections {

@@ -14,6 +14,7 @@ mod profile;
 mod progress;
 mod projection;
 mod run;
+mod scheduler;
 mod search;
 mod serve;
 mod simulate;

@@ -6,14 +6,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tailor_bench::{
-    run_live, AsianSource, BlackScholesSource, HeteroLive, LiveConfig, LiveOutput, SearchSource,
-    SyntheticSource,
+    run_live, AsianSource, BlackScholesSource, HeteroLive, LiveConfig, LiveOutput, Scheduler,
+    SchedulerGuard, SearchSource, SyntheticSource,
 };
 use tailor_core::{exact_quantile, identify_schedule, Arrivals, CoreSet, DemandProfile, Tables};
 use tailor_sim::write_records;
 use tailor_workloads::{PdeCalibration, Workload};
 
 use crate::bounds;
+use crate::scheduler::{describe, SchedulerArg};
 use crate::search::SearchArgs;
 use crate::{write_output, AnyPolicy, PathArg};
 
@@ -83,6 +84,12 @@ pub(crate) struct RunArgs {
     /// Write per-request records (CSV) here.
     #[arg(long)]
     records: Option<PathArg>,
+    /// How the operating system schedules the request threads: `fair` (SCHED_OTHER),
+    /// `rr` (SCHED_RR below the harness's threads; needs root, CAP_SYS_NICE or
+    /// RLIMIT_RTPRIO) or `auto` (rr where allowed). On a VM the fair scheduler can leave a
+    /// core idle for milliseconds while a request thread waits (docs/demo.md).
+    #[arg(long, value_enum, default_value_t = SchedulerArg::Fair)]
+    scheduler: SchedulerArg,
     /// Synthetic workload: write the spin loop's work scale (wall time over time asked)
     /// in 100 ms windows from the first arrival here, a CSV of `start_ms,work_scale`
     /// that `tailor simulate --speed-trace` replays.
@@ -195,6 +202,11 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
         hetero,
     };
     let count = cfg.arrivals.fixed_count().unwrap_or(cfg.requests);
+    let scheduler = args.scheduler.resolve()?;
+    eprintln!("tailor: {}", describe(scheduler));
+    // Threads started in the guard's scope (the runtime's, tantivy's executor's) inherit
+    // its scheduler; it is entered after the search index is ready, not while building it.
+    let enter = || SchedulerGuard::enter(scheduler);
     anyhow::ensure!(
         args.speed_trace.is_none() || matches!(workload, Workload::Synthetic { .. }),
         "--speed-trace: only the synthetic workload's spin loop measures its speed"
@@ -212,9 +224,10 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
                 count,
                 cfg.seed,
             );
+            let _scheduler = enter()?;
             run_live(&cfg, &Arc::new(source))?
         }
-        Workload::Search => run_search(&args, &cfg, count)?,
+        Workload::Search => run_search(&args, &cfg, count, scheduler)?,
         Workload::BlackScholes { demand } => {
             anyhow::ensure!(
                 args.search_profile.is_none() && args.tantivy_executor.is_none(),
@@ -226,6 +239,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
                 calibration.us_per_option()
             );
             let source = BlackScholesSource::new(&demand, calibration, count, cfg.seed);
+            let _scheduler = enter()?;
             run_live(&cfg, &Arc::new(source))?
         }
         Workload::Asian { scale } => {
@@ -233,6 +247,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
                 args.search_profile.is_none() && args.tantivy_executor.is_none(),
                 "--search-profile and --tantivy-executor go with --workload search"
             );
+            let _scheduler = enter()?;
             run_live(&cfg, &Arc::new(AsianSource::new(count, cfg.seed, scale)))?
         }
     };
@@ -269,8 +284,14 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
 }
 
 /// Prepares the search workload and runs it.
-fn run_search(args: &RunArgs, cfg: &LiveConfig, count: usize) -> anyhow::Result<LiveOutput> {
+fn run_search(
+    args: &RunArgs,
+    cfg: &LiveConfig,
+    count: usize,
+    scheduler: Scheduler,
+) -> anyhow::Result<LiveOutput> {
     let prepared = args.search.prepare()?;
+    let _scheduler = SchedulerGuard::enter(scheduler)?;
     let mut queries = prepared.queries;
     let seq_ms = match &args.search_profile {
         Some(path) => {

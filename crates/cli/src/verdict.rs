@@ -77,10 +77,12 @@ pub(crate) fn verdict(
     }
 }
 
-/// The demo's last JSON line (shared/spec/cli.md).
-pub(crate) fn verdict_json(loads: &[LoadVerdict]) -> serde_json::Value {
+/// The demo's last JSON line (shared/spec/cli.md), with the scheduler the live runs had
+/// (`fair` or `rr`).
+pub(crate) fn verdict_json(loads: &[LoadVerdict], scheduler: &str) -> serde_json::Value {
     serde_json::json!({
         "kind": "verdict",
+        "scheduler": scheduler,
         "loads": loads.iter().map(|v| serde_json::json!({
             "load": v.load,
             "rps": v.rps,

@@ -5,8 +5,9 @@
 //! for the rest, with periods of 100 to 500 us. A request thread pinned to that core gets
 //! what the background thread leaves, so a planned slowdown f (the core at 1/f of its
 //! speed) takes a duty cycle of 1 - 1/f. The background thread must win the core whenever
-//! it wants it: it asks for SCHED_FIFO (real-time, above every ordinary thread), and
-//! failing that for nice -20.
+//! it wants it: it asks for SCHED_FIFO at priority 3 (real-time, above every ordinary
+//! thread, and above request threads run under SCHED_RR at 1 or boosted at 2), and failing that for
+//! nice -20.
 
 // sched_setaffinity, sched_setscheduler and setpriority are foreign functions; every
 // unsafe block says why it is sound.
@@ -35,7 +36,8 @@ pub fn pin_current_thread(cpu: usize) -> bool {
 /// How the emulator thread got priority over request threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EmulatorPriority {
-    /// SCHED_FIFO at priority 1: it preempts every ordinary thread at once.
+    /// SCHED_FIFO at priority 3: it preempts every ordinary thread, and request threads
+    /// under SCHED_RR (at 1, boosted at 2), at once.
     RealTime,
     /// Nice -20: a CFS weight about 86 times an ordinary thread's.
     Nice,
@@ -48,7 +50,7 @@ fn raise_current_thread() -> EmulatorPriority {
     // SAFETY: sched_param is plain data; the pointer is valid for the call; pid 0 is the
     // calling thread.
     let fifo = unsafe {
-        let param = libc::sched_param { sched_priority: 1 };
+        let param = libc::sched_param { sched_priority: 3 };
         libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0
     };
     if fifo {

@@ -6,7 +6,10 @@
 //! - with the privilege (root, CAP_SYS_NICE or a high enough RLIMIT_NICE), ordinary
 //!   threads keep nice 0 and boost threads get a real raise to nice -10;
 //! - without it, ordinary threads drop to nice +10 and boost threads keep nice 0, which
-//!   gives the same relative priority (a CFS weight ratio of about 9).
+//!   gives the same relative priority (a CFS weight ratio of about 9);
+//! - when the runtime starts on a real-time thread (a live run under `--scheduler rr`),
+//!   its threads inherit SCHED_RR, where nice values mean nothing: boost threads then
+//!   run one real-time priority above the ordinary ones.
 
 // setpriority and gettid are foreign functions; every unsafe block says why it is sound.
 #![allow(unsafe_code)]
@@ -26,6 +29,14 @@ pub enum BoostMode {
         /// The ordinary threads' nice value.
         ordinary: i32,
     },
+    /// The threads run in a real-time class at priority `ordinary`; boost threads get
+    /// `boosted` (one above).
+    RealTime {
+        /// The ordinary threads' real-time priority (inherited).
+        ordinary: i32,
+        /// The boost threads' real-time priority.
+        boosted: i32,
+    },
     /// Neither could be applied (not Linux, or setpriority failed); boosting changes
     /// only which pool runs a request.
     Unavailable,
@@ -38,6 +49,12 @@ impl BoostMode {
     /// Finds out what this process may do, by trying a raise on the calling thread and
     /// undoing it.
     pub fn detect() -> BoostMode {
+        if let Some(ordinary) = current_realtime_priority() {
+            return BoostMode::RealTime {
+                ordinary,
+                boosted: ordinary + 1,
+            };
+        }
         let Some(original) = current_nice() else {
             return BoostMode::Unavailable;
         };
@@ -60,7 +77,15 @@ impl BoostMode {
         match self {
             BoostMode::Raise { boosted } => (None, Some(boosted)),
             BoostMode::LowerOthers { ordinary } => (Some(ordinary), None),
-            BoostMode::Unavailable => (None, None),
+            BoostMode::RealTime { .. } | BoostMode::Unavailable => (None, None),
+        }
+    }
+
+    /// The boost threads' real-time priority, under a real-time class.
+    pub(crate) fn realtime_boost(self) -> Option<i32> {
+        match self {
+            BoostMode::RealTime { boosted, .. } => Some(boosted),
+            _ => None,
         }
     }
 }
@@ -76,6 +101,11 @@ impl fmt::Display for BoostMode {
                 f,
                 "boosting lowers ordinary threads to nice {ordinary} (boosted threads keep 0): \
                  this process may not raise priorities"
+            ),
+            BoostMode::RealTime { ordinary, boosted } => write!(
+                f,
+                "boosting raises boosted threads to real-time priority {boosted} (ordinary \
+                 threads at {ordinary}, as the runtime was started)"
             ),
             BoostMode::Unavailable => {
                 write!(f, "boosting cannot change priorities on this system")
@@ -119,6 +149,30 @@ pub(crate) fn set_current_nice(nice: i32) -> bool {
 #[cfg(not(target_os = "linux"))]
 pub(crate) fn set_current_nice(_nice: i32) -> bool {
     false
+}
+
+/// The calling thread's real-time priority, if it runs under SCHED_RR or SCHED_FIFO.
+fn current_realtime_priority() -> Option<i32> {
+    // SAFETY: pthread_getschedparam writes into valid pointers to locals.
+    unsafe {
+        let mut policy: libc::c_int = 0;
+        let mut param: libc::sched_param = std::mem::zeroed();
+        let ok = libc::pthread_getschedparam(libc::pthread_self(), &mut policy, &mut param) == 0;
+        (ok && (policy == libc::SCHED_RR || policy == libc::SCHED_FIFO))
+            .then_some(param.sched_priority)
+    }
+}
+
+/// Gives the calling thread SCHED_RR at `priority`; returns whether the kernel agreed.
+pub(crate) fn set_current_realtime(priority: i32) -> bool {
+    // SAFETY: pthread_setschedparam on pthread_self() reads a valid sched_param and
+    // changes only this thread's scheduling.
+    unsafe {
+        let param = libc::sched_param {
+            sched_priority: priority,
+        };
+        libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_RR, &param) == 0
+    }
 }
 
 #[cfg(test)]

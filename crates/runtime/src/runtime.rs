@@ -12,7 +12,7 @@ use crate::admission::{Admitter, Decision};
 use crate::handle::{oneshot, Handle, RequestError, Timing};
 use crate::metrics::{Metrics, MetricsSnapshot};
 use crate::noise::StallGate;
-use crate::priority::{set_current_nice, BoostMode};
+use crate::priority::{set_current_nice, set_current_realtime, BoostMode};
 use crate::request::{Core, Request, Work};
 
 /// How a runtime is set up.
@@ -215,6 +215,9 @@ impl Runtime {
                     Box::new(move || {
                         if let Some(nice) = boosted_nice {
                             set_current_nice(nice);
+                        }
+                        if let Some(priority) = boost_mode.realtime_boost() {
+                            set_current_realtime(priority);
                         }
                         while let Ok(Some(work)) = rx.recv() {
                             work_on(&shared, &work, Role::Boost);
