@@ -21,9 +21,7 @@ starts with `tailor` is runnable and not running:
   - on a busy CPU's queue ("behind another thread"): the load balancer has not moved
     it to the idle CPU;
   - on the idle CPU's own queue ("waking"): the idle CPU has not yet switched to it.
-A work-conserving scheduler, which the simulator assumes, has neither. The trace uses
-the fair scheduler's tracepoints; under SCHED_RR the real-time class's push and pull
-moves threads without sched_migrate_task events, so its figures are not comparable.
+A work-conserving scheduler, which the simulator assumes, has neither.
 """
 import re
 import sys

@@ -62,7 +62,11 @@ pub(crate) fn prepare_realtime_thread(priority: i32) -> GeneratorPriority {
         let param = libc::sched_param {
             sched_priority: priority,
         };
-        if libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) == 0 {
+        // A process allowed only low real-time priorities (RLIMIT_RTPRIO) gets 1.
+        let lowest = libc::sched_param { sched_priority: 1 };
+        if libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) == 0
+            || libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &lowest) == 0
+        {
             return GeneratorPriority::RealTime;
         }
         if libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, -10) == 0 {
@@ -98,8 +102,9 @@ impl Scheduler {
 /// Why the calling thread could not take a scheduler.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "the operating system refused SCHED_RR for the request threads ({0}); it needs root, \
-     CAP_SYS_NICE or an RLIMIT_RTPRIO of at least 1 (`ulimit -r`), or use --scheduler fair"
+    "the operating system refused SCHED_RR at priorities 1-4 for the request and harness \
+     threads ({0}); it needs root, CAP_SYS_NICE or an RLIMIT_RTPRIO of at least 4 \
+     (`ulimit -r`), or use --scheduler fair"
 )]
 pub struct SchedulerError(String);
 
@@ -108,6 +113,8 @@ pub struct SchedulerError(String);
 /// drop the thread gets back what it had.
 pub struct SchedulerGuard {
     saved: Option<(libc::c_int, libc::sched_param)>,
+    /// It belongs to the thread it changed (not `Send`).
+    _thread: std::marker::PhantomData<*const ()>,
 }
 
 impl SchedulerGuard {
@@ -115,7 +122,10 @@ impl SchedulerGuard {
     /// nothing (the thread keeps what it has).
     pub fn enter(scheduler: Scheduler) -> Result<SchedulerGuard, SchedulerError> {
         if scheduler == Scheduler::Fair {
-            return Ok(SchedulerGuard { saved: None });
+            return Ok(SchedulerGuard {
+                saved: None,
+                _thread: std::marker::PhantomData,
+            });
         }
         // SAFETY: pthread_getschedparam and pthread_setschedparam on pthread_self() read
         // and write only this thread's scheduling, through valid pointers to locals.
@@ -128,17 +138,23 @@ impl SchedulerGuard {
                     std::io::Error::from_raw_os_error(err).to_string(),
                 ));
             }
-            let rr = libc::sched_param {
-                sched_priority: REQUEST_PRIORITY,
-            };
-            let err = libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_RR, &rr);
-            if err != 0 {
-                return Err(SchedulerError(
-                    std::io::Error::from_raw_os_error(err).to_string(),
-                ));
+            // The harness's threads need up to HICCUP_PRIORITY: try it first, so that a
+            // process limited below it is refused here rather than measured wrong.
+            for priority in [HICCUP_PRIORITY, REQUEST_PRIORITY] {
+                let rr = libc::sched_param {
+                    sched_priority: priority,
+                };
+                let err = libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_RR, &rr);
+                if err != 0 {
+                    libc::pthread_setschedparam(libc::pthread_self(), policy, &param);
+                    return Err(SchedulerError(
+                        std::io::Error::from_raw_os_error(err).to_string(),
+                    ));
+                }
             }
             Ok(SchedulerGuard {
                 saved: Some((policy, param)),
+                _thread: std::marker::PhantomData,
             })
         }
     }
@@ -147,7 +163,9 @@ impl SchedulerGuard {
 impl Drop for SchedulerGuard {
     fn drop(&mut self) {
         if let Some((policy, param)) = self.saved {
-            // SAFETY: as in `enter`; restoring a policy the thread had always succeeds.
+            // SAFETY: as in `enter`. Giving back the class the thread had succeeds unless
+            // the process's limits were lowered meanwhile; then the thread keeps SCHED_RR
+            // at priority 1, and there is nothing better to do in a drop.
             unsafe {
                 libc::pthread_setschedparam(libc::pthread_self(), policy, &param);
             }

@@ -109,12 +109,14 @@ pub(crate) struct DemoArgs {
     /// programs or the hypervisor taking over 5% of the cores, or a stall over 10 ms).
     #[arg(long)]
     accept_noisy_profile: bool,
-    /// How the operating system schedules the live runs' request threads: `auto` (the
-    /// default: SCHED_RR where the process may, else the fair scheduler), `rr` or `fair`.
+    /// How the operating system schedules the live runs' request threads: `fair` (the
+    /// default, SCHED_OTHER, what a service gets), `rr` (SCHED_RR below the harness's
+    /// threads; needs root, CAP_SYS_NICE or RLIMIT_RTPRIO 4) or `auto` (rr where allowed).
     /// On this project's 2-core VM the fair scheduler left a core idle while a request
-    /// thread waited for about 14% of a run's time, which the simulator does not model
+    /// thread waited for about 15% of a run's time, which the simulator does not model;
+    /// under rr the kernel's real-time throttling stalls runs near full load
     /// (docs/demo.md, "The fair scheduler leaves a core idle").
-    #[arg(long, value_enum, default_value_t = SchedulerArg::Auto)]
+    #[arg(long, value_enum, default_value_t = SchedulerArg::Fair)]
     scheduler: SchedulerArg,
     /// Seed of the arrivals and of the queries each request runs.
     #[arg(long, default_value_t = 1)]

@@ -49,10 +49,18 @@ impl BoostMode {
     /// Finds out what this process may do, by trying a raise on the calling thread and
     /// undoing it.
     pub fn detect() -> BoostMode {
-        if let Some(ordinary) = current_realtime_priority() {
-            return BoostMode::RealTime {
-                ordinary,
-                boosted: ordinary + 1,
+        if let Some(class) = ThreadClass::current().filter(|c| c.is_realtime()) {
+            // Nice values mean nothing here: try one real-time priority up, and undo it.
+            let ordinary = class.priority;
+            let raised = set_current_realtime(ordinary + 1);
+            class.apply();
+            return if raised {
+                BoostMode::RealTime {
+                    ordinary,
+                    boosted: ordinary + 1,
+                }
+            } else {
+                BoostMode::Unavailable
             };
         }
         let Some(original) = current_nice() else {
@@ -151,28 +159,54 @@ pub(crate) fn set_current_nice(_nice: i32) -> bool {
     false
 }
 
-/// The calling thread's real-time priority, if it runs under SCHED_RR or SCHED_FIFO.
-fn current_realtime_priority() -> Option<i32> {
-    // SAFETY: pthread_getschedparam writes into valid pointers to locals.
-    unsafe {
-        let mut policy: libc::c_int = 0;
-        let mut param: libc::sched_param = std::mem::zeroed();
-        let ok = libc::pthread_getschedparam(libc::pthread_self(), &mut policy, &mut param) == 0;
-        (ok && (policy == libc::SCHED_RR || policy == libc::SCHED_FIFO))
-            .then_some(param.sched_priority)
+/// A thread's scheduling policy and priority, to give a thread started elsewhere the
+/// class of the thread that started the runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ThreadClass {
+    policy: libc::c_int,
+    priority: libc::c_int,
+}
+
+impl ThreadClass {
+    /// The calling thread's class, if the kernel says.
+    pub(crate) fn current() -> Option<ThreadClass> {
+        // SAFETY: pthread_getschedparam writes into valid pointers to locals.
+        unsafe {
+            let mut policy: libc::c_int = 0;
+            let mut param: libc::sched_param = std::mem::zeroed();
+            (libc::pthread_getschedparam(libc::pthread_self(), &mut policy, &mut param) == 0)
+                .then_some(ThreadClass {
+                    policy,
+                    priority: param.sched_priority,
+                })
+        }
+    }
+
+    /// Whether it is a real-time class (SCHED_RR or SCHED_FIFO).
+    pub(crate) fn is_realtime(self) -> bool {
+        self.policy == libc::SCHED_RR || self.policy == libc::SCHED_FIFO
+    }
+
+    /// Gives the calling thread this class; returns whether the kernel agreed.
+    pub(crate) fn apply(self) -> bool {
+        // SAFETY: pthread_setschedparam on pthread_self() reads a valid sched_param and
+        // changes only this thread's scheduling.
+        unsafe {
+            let param = libc::sched_param {
+                sched_priority: self.priority,
+            };
+            libc::pthread_setschedparam(libc::pthread_self(), self.policy, &param) == 0
+        }
     }
 }
 
 /// Gives the calling thread SCHED_RR at `priority`; returns whether the kernel agreed.
 pub(crate) fn set_current_realtime(priority: i32) -> bool {
-    // SAFETY: pthread_setschedparam on pthread_self() reads a valid sched_param and
-    // changes only this thread's scheduling.
-    unsafe {
-        let param = libc::sched_param {
-            sched_priority: priority,
-        };
-        libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_RR, &param) == 0
+    ThreadClass {
+        policy: libc::SCHED_RR,
+        priority,
     }
+    .apply()
 }
 
 #[cfg(test)]
@@ -185,6 +219,29 @@ mod tests {
         let mode = BoostMode::detect();
         assert_eq!(current_nice(), before);
         assert!(!mode.to_string().is_empty());
+    }
+
+    #[test]
+    fn under_a_real_time_class_boosting_is_one_priority_up_and_detection_undoes_it() {
+        std::thread::spawn(|| {
+            if !set_current_realtime(1) {
+                return; // no privilege here: the fair-class path is tested above
+            }
+            let before = ThreadClass::current();
+            let mode = BoostMode::detect();
+            assert_eq!(ThreadClass::current(), before);
+            assert_eq!(
+                mode,
+                BoostMode::RealTime {
+                    ordinary: 1,
+                    boosted: 2
+                }
+            );
+            assert_eq!(mode.nice_values(), (None, None));
+            assert_eq!(mode.realtime_boost(), Some(2));
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]

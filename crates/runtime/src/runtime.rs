@@ -238,6 +238,11 @@ impl Runtime {
             handles.push(spawn(
                 "tailor-admission".into(),
                 Box::new(move || {
+                    // Under a real-time class it releases delayed requests above every
+                    // request thread, boosted or not.
+                    if let Some(priority) = boost_mode.realtime_boost() {
+                        set_current_realtime(priority + 1);
+                    }
                     s.admitter.release_delayed(|work| s.dispatch(work, false));
                 }),
             )?);

@@ -29,6 +29,7 @@ use tailor_core::{
 use crate::emulate::{pin_current_thread, EmulatorPriority, SlowCore};
 use crate::handle::{oneshot, panic_text, Handle, RequestError, Timing};
 use crate::metrics::{Metrics, MetricsSnapshot};
+use crate::priority::ThreadClass;
 
 /// What the runtime runs on and by.
 #[derive(Debug, Clone)]
@@ -112,6 +113,8 @@ struct Shared {
 pub struct S2fRuntime {
     shared: Arc<Shared>,
     emulators: Vec<SlowCore>,
+    /// The scheduling class of the thread that started it, for its request threads.
+    class: Option<ThreadClass>,
 }
 
 impl S2fRuntime {
@@ -185,6 +188,7 @@ impl S2fRuntime {
                 pin_failures: std::sync::atomic::AtomicU64::new(0),
             }),
             emulators,
+            class: ThreadClass::current(),
         })
     }
 
@@ -240,9 +244,15 @@ impl S2fRuntime {
         self.shared.metrics.load.fetch_add(1, Ordering::Relaxed);
         let (handle, completer) = oneshot();
         let shared = self.shared.clone();
+        let class = self.class;
         let spawned = std::thread::Builder::new()
             .name("tailor-s2f-request".into())
             .spawn(move || {
+                // The submitting thread may run at another priority than the one that
+                // started the runtime (a harness's submitter above the requests).
+                if let Some(class) = class {
+                    class.apply();
+                }
                 let (result, timing) = shared.serve(id, &job, arrival, measured);
                 completer.complete(result, Some(timing));
             });
