@@ -85,7 +85,7 @@ pub enum Scheduler {
     /// The kernel's real-time class places a runnable thread on any CPU running something
     /// of lower priority at once, where the fair scheduler's load balancing can leave a
     /// CPU idle for milliseconds while a thread waits behind another (docs/demo.md,
-    /// "The fair scheduler leaves a core idle").
+    /// "2026-11-25 afternoon: the fair scheduler leaves a core idle").
     RoundRobin,
 }
 

@@ -115,7 +115,7 @@ pub(crate) struct DemoArgs {
     /// On this project's 2-core VM the fair scheduler left a core idle while a request
     /// thread waited for about 15% of a run's time, which the simulator does not model;
     /// under rr the kernel's real-time throttling stalls runs near full load
-    /// (docs/demo.md, "The fair scheduler leaves a core idle").
+    /// (docs/demo.md, "2026-11-25 afternoon: the fair scheduler leaves a core idle").
     #[arg(long, value_enum, default_value_t = SchedulerArg::Fair)]
     scheduler: SchedulerArg,
     /// Seed of the arrivals and of the queries each request runs.
