@@ -11,13 +11,15 @@ Record a live run with the kernel's scheduler tracepoints (root; tracefs mounted
     echo 1 > $T/tracing_on; tailor run ... ; echo 0 > $T/tracing_on
     cat $T/trace > run.trace; echo 0 > $T/events/enable
 
-Usage: python3 scripts/sched-idle.py run.trace
+Usage: python3 scripts/sched-idle.py run.trace [--all]
 
 It replays the trace: each CPU's current thread (sched_switch), and every runnable
 thread's run queue (woken onto target_cpu, moved by sched_migrate_task, preempted with
 state R, leaving the queue when it sleeps). From the first switch to a `tailor-*` thread
-it sums the time during which some CPU runs its idle task while a thread whose name
-starts with `tailor` is runnable and not running:
+it sums the time during which some CPU runs its idle task while a request thread
+(`tailor-N`, `tailor-boost-N`, `tailor-rayon-N`, `tailor-s2f-request`, `tantivy-search*`;
+with --all, any thread whose name starts with `tailor`, the harness's too) is runnable
+and not running:
   - on a busy CPU's queue ("behind another thread"): the load balancer has not moved
     it to the idle CPU;
   - on the idle CPU's own queue ("waking"): the idle CPU has not yet switched to it.
@@ -27,13 +29,17 @@ import re
 import sys
 
 LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+): (\w+): (.*)$")
+REQUEST = re.compile(r"^(tailor-(\d+|boost-\d+|rayon-\d+|s2f-request)|tantivy-search)")
 
 
 def fields(rest):
     return dict(re.findall(r"(\w+)=(\S+)", rest.replace(" ==> ", " ")))
 
 
-def main(path):
+def main(path, everyone):
+    def counted(name):
+        return name.startswith("tailor") if everyone else bool(REQUEST.match(name))
+
     current = {}  # cpu -> pid running (0: idle)
     queue = {}  # runnable pid -> cpu
     comm = {}
@@ -45,7 +51,7 @@ def main(path):
     def state():
         idle = {c for c, p in current.items() if p == 0}
         waiting = [c for p, c in queue.items()
-                   if current.get(c) != p and comm.get(p, "").startswith("tailor")]
+                   if current.get(c) != p and counted(comm.get(p, ""))]
         behind = bool(idle) and any(c not in idle for c in waiting)
         waking = any(c in idle for c in waiting)
         return behind, waking
@@ -95,15 +101,18 @@ def main(path):
     wall = last - start
     episodes.sort()
     print(f"{path}: {wall:.2f} s traced")
-    print(f"  a CPU idle while a tailor thread waited behind another thread: "
+    print(f"  a CPU idle while a {'tailor' if everyone else 'request'} thread waited behind another thread: "
           f"{totals['behind'] * 1000:.0f} ms ({100 * totals['behind'] / wall:.1f}% of the time), "
           f"{sum(e > 1e-3 for e in episodes)} episodes over 1 ms, longest "
           f"{1000 * (episodes[-1] if episodes else 0):.1f} ms")
-    print(f"  a CPU idle with a tailor thread on its own queue (waking): "
+    print(f"  a CPU idle with a {'tailor' if everyone else 'request'} thread on its own queue (waking): "
           f"{totals['waking'] * 1000:.0f} ms ({100 * totals['waking'] / wall:.1f}%)")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    args = sys.argv[1:]
+    everyone = "--all" in args
+    args = [a for a in args if a != "--all"]
+    if len(args) != 1:
         sys.exit(__doc__)
-    main(sys.argv[1])
+    main(args[0], everyone)
