@@ -15,7 +15,7 @@ peer's:
                    each policy's runs resampled on their own;
   pairwise-paired  the same with a round's runs resampled together.
 
-Usage: python3 scripts/verdict-null.py DRIFT ROUNDS REQUESTS_PER_RUN TRIALS SEED
+Usage: python3 scripts/verdict-null.py DRIFT ROUNDS REQUESTS_PER_RUN TRIALS SEED [LOADS]
 Needs numpy. Prints better/same/worse counts per method.
 """
 import sys
@@ -24,6 +24,9 @@ import numpy as np
 
 drift, rounds, n, trials, seed = (float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]),
                                    int(sys.argv[4]), int(sys.argv[5]))
+# Optional: the loads a run judges together; each pairwise interval is then at
+# 1 - 0.05 / (4 x LOADS), so that all of a run's verdicts hold together (family-wise).
+loads = int(sys.argv[6]) if len(sys.argv) > 6 else 1
 rng = np.random.default_rng(seed)
 PEERS, B, ALPHA = 4, 400, 0.05
 
@@ -53,7 +56,7 @@ for _ in range(trials):
     ours, peers = policy(), [policy() for _ in range(PEERS)]
     ratios = [draw(ours) / min(draw(p) for p in peers) for _ in range(B)]
     counts["min-in-resample"][verdict(*np.quantile(ratios, [ALPHA / 2, 1 - ALPHA / 2]))] += 1
-    a = ALPHA / PEERS
+    a = ALPHA / (PEERS * loads)
     for method in ("pairwise", "pairwise-paired"):
         lows, highs = [], []
         for p in peers:
@@ -69,6 +72,6 @@ for _ in range(trials):
             lows.append(lo)
             highs.append(hi)
         counts[method][verdict(max(lows), max(highs))] += 1
-print(f"drift {drift}, {rounds} rounds of {n}, {trials} trials: better/same/worse")
+print(f"drift {drift}, {rounds} rounds of {n}, {trials} trials, alpha / {PEERS * loads}: better/same/worse")
 for m, c in counts.items():
     print(f"  {m:16s} {c}")

@@ -58,13 +58,15 @@ pub(crate) struct DemoArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [0.3, 0.45, 0.6, 0.75, 0.9])]
     loads: Vec<f64>,
     /// Seconds of arrivals in each live run.
-    #[arg(long, default_value_t = 3.0, value_parser = bounds::SECONDS)]
+    #[arg(long, default_value_t = 1.5, value_parser = bounds::SECONDS)]
     seconds: f64,
     /// Rounds: each runs every policy at every load once, in a shuffled order, so that a
-    /// slow minute of the machine falls on all policies alike. Four rounds of 3 s rather
-    /// than three of 4 s: the intervals rest on how much the rounds differ, which three
-    /// rounds estimate poorly (docs/demo.md, "Intervals and the verdict").
-    #[arg(long, default_value_t = 4, value_parser = bounds::COUNT)]
+    /// slow minute of the machine falls on all policies alike. Eight rounds of 1.5 s
+    /// rather than four of 3 s: the intervals rest on how much the runs differ, which
+    /// four rounds estimate poorly; with alike policies and 10% drift between runs, four
+    /// called FM "worse" in 17 of 300 simulated loads, eight in 1 (docs/demo.md,
+    /// "Intervals and the verdict").
+    #[arg(long, default_value_t = 8, value_parser = bounds::COUNT)]
     rounds: usize,
     /// Times a run that met noise (other programs or the hypervisor taking over 5% of
     /// the cores, or a stall over 10 ms) is repeated before it is kept and flagged.
