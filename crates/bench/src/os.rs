@@ -35,14 +35,12 @@ pub enum GeneratorPriority {
     Default,
 }
 
-/// Real-time priorities, lowest first. Under [`Scheduler::RoundRobin`] the request threads
-/// run at [`REQUEST_PRIORITY`] and FM's boosted threads one above; the harness's threads
-/// sit above both so that a release, a hand-off or a hiccup sample never waits behind a
-/// request: the generator and the submitter (and the runtime's slow-core emulators) at 3,
-/// the hiccup meter at 4, so that it measures only what stops every thread.
-pub(crate) const REQUEST_PRIORITY: i32 = 1;
-pub(crate) const GENERATOR_PRIORITY: i32 = 3;
-pub(crate) const HICCUP_PRIORITY: i32 = 4;
+// The real-time ladder (request threads 1, boosted 2, harness 3, hiccup meter 4) is the
+// runtime's, so that its emulators and the harness agree.
+use tailor_runtime::ThreadClass;
+pub(crate) use tailor_runtime::{
+    HARNESS_PRIORITY as GENERATOR_PRIORITY, HICCUP_PRIORITY, REQUEST_PRIORITY,
+};
 
 /// Makes the calling thread's sleeps precise (timer slack of 1 ns instead of the default
 /// 50 us) and gives it the highest priority the process may: real-time (SCHED_FIFO,
@@ -112,7 +110,7 @@ pub struct SchedulerError(String);
 /// meanwhile (the runtime's pools, tantivy's executor, the submitter) inherit them. On
 /// drop the thread gets back what it had.
 pub struct SchedulerGuard {
-    saved: Option<(libc::c_int, libc::sched_param)>,
+    saved: Option<ThreadClass>,
     /// It belongs to the thread it changed (not `Send`).
     _thread: std::marker::PhantomData<*const ()>,
 }
@@ -121,67 +119,44 @@ impl SchedulerGuard {
     /// Gives the calling thread `scheduler`'s policy until the guard drops. Fair changes
     /// nothing (the thread keeps what it has).
     pub fn enter(scheduler: Scheduler) -> Result<SchedulerGuard, SchedulerError> {
-        if scheduler == Scheduler::Fair {
-            return Ok(SchedulerGuard {
-                saved: None,
-                _thread: std::marker::PhantomData,
-            });
-        }
-        // SAFETY: pthread_getschedparam and pthread_setschedparam on pthread_self() read
-        // and write only this thread's scheduling, through valid pointers to locals.
-        unsafe {
-            let mut policy: libc::c_int = 0;
-            let mut param: libc::sched_param = std::mem::zeroed();
-            let err = libc::pthread_getschedparam(libc::pthread_self(), &mut policy, &mut param);
-            if err != 0 {
-                return Err(SchedulerError(
-                    std::io::Error::from_raw_os_error(err).to_string(),
-                ));
-            }
-            // The harness's threads need up to HICCUP_PRIORITY: try it first, so that a
-            // process limited below it is refused here rather than measured wrong.
-            for priority in [HICCUP_PRIORITY, REQUEST_PRIORITY] {
-                let rr = libc::sched_param {
-                    sched_priority: priority,
-                };
-                let err = libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_RR, &rr);
-                if err != 0 {
-                    libc::pthread_setschedparam(libc::pthread_self(), policy, &param);
-                    return Err(SchedulerError(
-                        std::io::Error::from_raw_os_error(err).to_string(),
-                    ));
+        let saved = match scheduler {
+            Scheduler::Fair => None,
+            Scheduler::RoundRobin => {
+                let saved = ThreadClass::current().ok_or_else(|| {
+                    SchedulerError("cannot read the thread's scheduling class".into())
+                })?;
+                // The harness's threads need up to HICCUP_PRIORITY: try it first, so that
+                // a process limited below it is refused here rather than measured wrong.
+                for priority in [HICCUP_PRIORITY, REQUEST_PRIORITY] {
+                    if let Err(e) = ThreadClass::round_robin(priority).try_apply() {
+                        saved.apply();
+                        return Err(SchedulerError(e.to_string()));
+                    }
                 }
+                Some(saved)
             }
-            Ok(SchedulerGuard {
-                saved: Some((policy, param)),
-                _thread: std::marker::PhantomData,
-            })
-        }
+        };
+        Ok(SchedulerGuard {
+            saved,
+            _thread: std::marker::PhantomData,
+        })
     }
 }
 
 impl Drop for SchedulerGuard {
     fn drop(&mut self) {
-        if let Some((policy, param)) = self.saved {
-            // SAFETY: as in `enter`. Giving back the class the thread had succeeds unless
-            // the process's limits were lowered meanwhile; then the thread keeps SCHED_RR
-            // at priority 1, and there is nothing better to do in a drop.
-            unsafe {
-                libc::pthread_setschedparam(libc::pthread_self(), policy, &param);
-            }
+        // Giving back the class the thread had succeeds unless the process's limits were
+        // lowered meanwhile; then the thread keeps SCHED_RR at priority 1, and there is
+        // nothing better to do in a drop.
+        if let Some(saved) = self.saved {
+            saved.apply();
         }
     }
 }
 
 /// Whether the calling thread runs in a real-time class (its threads' requests then do).
 pub(crate) fn current_is_realtime() -> bool {
-    // SAFETY: pthread_getschedparam writes into valid pointers to locals.
-    unsafe {
-        let mut policy: libc::c_int = 0;
-        let mut param: libc::sched_param = std::mem::zeroed();
-        libc::pthread_getschedparam(libc::pthread_self(), &mut policy, &mut param) == 0
-            && (policy == libc::SCHED_RR || policy == libc::SCHED_FIFO)
-    }
+    ThreadClass::current().is_some_and(ThreadClass::is_realtime)
 }
 
 #[cfg(test)]

@@ -50,7 +50,9 @@ fn raise_current_thread() -> EmulatorPriority {
     // SAFETY: sched_param is plain data; the pointer is valid for the call; pid 0 is the
     // calling thread.
     let fifo = unsafe {
-        let param = libc::sched_param { sched_priority: 3 };
+        let param = libc::sched_param {
+            sched_priority: crate::HARNESS_PRIORITY,
+        };
         libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0
     };
     if fifo {

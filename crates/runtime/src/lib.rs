@@ -31,5 +31,5 @@ pub mod steal;
 
 pub use handle::{oneshot, Completer, Done, Handle, RequestError, Timing};
 pub use metrics::MetricsSnapshot;
-pub use priority::BoostMode;
+pub use priority::{BoostMode, ThreadClass, HARNESS_PRIORITY, HICCUP_PRIORITY, REQUEST_PRIORITY};
 pub use runtime::{Runtime, RuntimeConfig, Shutdown, ShutdownReport, StartError, SubmitError};

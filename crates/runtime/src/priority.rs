@@ -159,17 +159,36 @@ pub(crate) fn set_current_nice(_nice: i32) -> bool {
     false
 }
 
-/// A thread's scheduling policy and priority, to give a thread started elsewhere the
-/// class of the thread that started the runtime.
+/// Real-time priorities, lowest first, for live runs under SCHED_RR: request threads at
+/// [`REQUEST_PRIORITY`] (FM's boosted threads one above); the harness's load generator
+/// and submitter, FM's admission thread and the slow-core emulators at
+/// [`HARNESS_PRIORITY`], so that none waits behind a request; the hiccup meter at
+/// [`HICCUP_PRIORITY`], so that it measures only what stops every thread.
+pub const REQUEST_PRIORITY: i32 = 1;
+/// See [`REQUEST_PRIORITY`].
+pub const HARNESS_PRIORITY: i32 = 3;
+/// See [`REQUEST_PRIORITY`].
+pub const HICCUP_PRIORITY: i32 = 4;
+
+/// A thread's scheduling policy and priority: to give a thread started elsewhere the
+/// class of the thread that started the runtime, or to set a class for a scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ThreadClass {
+pub struct ThreadClass {
     policy: libc::c_int,
     priority: libc::c_int,
 }
 
 impl ThreadClass {
+    /// SCHED_RR at `priority`.
+    pub fn round_robin(priority: i32) -> ThreadClass {
+        ThreadClass {
+            policy: libc::SCHED_RR,
+            priority,
+        }
+    }
+
     /// The calling thread's class, if the kernel says.
-    pub(crate) fn current() -> Option<ThreadClass> {
+    pub fn current() -> Option<ThreadClass> {
         // SAFETY: pthread_getschedparam writes into valid pointers to locals.
         unsafe {
             let mut policy: libc::c_int = 0;
@@ -183,30 +202,35 @@ impl ThreadClass {
     }
 
     /// Whether it is a real-time class (SCHED_RR or SCHED_FIFO).
-    pub(crate) fn is_realtime(self) -> bool {
+    pub fn is_realtime(self) -> bool {
         self.policy == libc::SCHED_RR || self.policy == libc::SCHED_FIFO
     }
 
-    /// Gives the calling thread this class; returns whether the kernel agreed.
-    pub(crate) fn apply(self) -> bool {
+    /// Gives the calling thread this class, or says why the kernel refused.
+    pub fn try_apply(self) -> std::io::Result<()> {
         // SAFETY: pthread_setschedparam on pthread_self() reads a valid sched_param and
-        // changes only this thread's scheduling.
-        unsafe {
+        // changes only this thread's scheduling; it returns an error number, not -1.
+        let err = unsafe {
             let param = libc::sched_param {
                 sched_priority: self.priority,
             };
-            libc::pthread_setschedparam(libc::pthread_self(), self.policy, &param) == 0
+            libc::pthread_setschedparam(libc::pthread_self(), self.policy, &param)
+        };
+        match err {
+            0 => Ok(()),
+            e => Err(std::io::Error::from_raw_os_error(e)),
         }
+    }
+
+    /// Gives the calling thread this class; returns whether the kernel agreed.
+    pub fn apply(self) -> bool {
+        self.try_apply().is_ok()
     }
 }
 
 /// Gives the calling thread SCHED_RR at `priority`; returns whether the kernel agreed.
 pub(crate) fn set_current_realtime(priority: i32) -> bool {
-    ThreadClass {
-        policy: libc::SCHED_RR,
-        priority,
-    }
-    .apply()
+    ThreadClass::round_robin(priority).apply()
 }
 
 #[cfg(test)]
