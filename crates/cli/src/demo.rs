@@ -25,7 +25,7 @@ use crate::plan::{Threads, Waits};
 use crate::progress::Bar;
 use crate::projection::{
     check_degree2, projected_profile, projection_degree, simulate_peers, simulate_projection,
-    PeerKind,
+    PeerKind, TargetChoice,
 };
 use crate::scheduler::{describe, SchedulerArg};
 use crate::search::SearchArgs;
@@ -107,6 +107,11 @@ pub(crate) struct DemoArgs {
     /// optimistic peer). The check at this machine's cores shows both.
     #[arg(long, value_enum, default_value_t = ExecutorModel::Rayon)]
     executor_model: ExecutorModel,
+    /// FM's and Adaptive's target parallelism in the projection: `cores` (the planners'
+    /// default) or `search` (as the FM paper chose it, by trying 1 to 1.75 times the
+    /// cores in simulation; docs/demo.md, "Target parallelism in the projection").
+    #[arg(long, value_enum, default_value_t = TargetChoice::Cores)]
+    projected_target: TargetChoice,
     /// Use a query profile even when it was measured under bad conditions (other
     /// programs or the hypervisor taking over 5% of the cores, or a stall over 10 ms).
     #[arg(long)]
@@ -382,9 +387,9 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
                 args.projected_requests,
                 args.seed,
                 args.thread_model.into(),
-                args.executor_model.pool(),
+                (args.executor_model.pool(), args.projected_target),
             )
-            .map(|runs| (c, runs))
+            .map(|projection| (c, projection))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     // The simulator at this machine's cores, the live runs' rates and tables: the check
@@ -465,8 +470,8 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
             json_lines.push(line.to_string());
         }
     }
-    for (_, runs) in &projections {
-        for summary in runs.iter().flat_map(|(_, by_load)| by_load) {
+    for (_, projection) in &projections {
+        for summary in projection.runs.iter().flat_map(|(_, by_load)| by_load) {
             json_lines.push(serde_json::to_string(summary)?);
         }
     }
@@ -484,8 +489,8 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
             println!("live runs: {}", describe(scheduler));
             let live_cell: Vec<usize> = (0..POLICIES.len()).chain([executor_cell]).collect();
             print_home_check(cores, delivered, &args.loads, &cells, &home, &live_cell);
-            for (c, runs) in &projections {
-                print_projection(*c, degree, &args.loads, runs);
+            for (c, projection) in &projections {
+                print_projection(*c, degree, &args.loads, projection);
             }
         }
     }
@@ -515,12 +520,13 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
             })
             .collect(),
     }];
-    for (c, runs) in &projections {
+    for (c, projection) in &projections {
         panels.push(Panel {
             title: format!("projected, {c} cores (simulator)"),
             x_desc: "load (% of SEQ's capacity)".into(),
             y_desc: "p99 latency (ms)".into(),
-            series: runs
+            series: projection
+                .runs
                 .iter()
                 .map(|(label, by_load)| Series {
                     label: label.clone(),

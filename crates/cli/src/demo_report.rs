@@ -5,6 +5,7 @@ use tailor_core::{Estimate, RunSummary, Verdict};
 
 use crate::demo::{MODEL_CHECK_MAX_LOAD, POLICIES};
 use crate::plan::Threads;
+use crate::projection::{ChosenTarget, Projection};
 use crate::verdict::{Cell, LoadVerdict};
 
 /// The comparison tables: p99 and mean per policy and load with their intervals, and FM
@@ -89,13 +90,37 @@ pub(crate) fn print_projection(
     cores: usize,
     degree: usize,
     loads: &[f64],
-    runs: &[(String, Vec<RunSummary>)],
+    projection: &Projection,
 ) {
+    let runs = &projection.runs;
     println!();
     println!(
         "projected p99 in ms at {cores} cores (the simulator; each query's times at degrees 2 \
          to {degree} predicted from its segment times)"
     );
+    let tried = |chosen: &ChosenTarget| {
+        chosen
+            .scores
+            .iter()
+            .map(|(t, s)| format!("{t:.0}: {}", short(*s)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if projection.fm_target.scores.is_empty() {
+        println!(
+            "target parallelism: the cores, the planners' default (--projected-target search \
+             tries more, as the FM paper did)"
+        );
+    } else {
+        println!(
+            "target parallelism, chosen by simulation as the FM paper chose it (§4.1): FM {:.0}, \
+         Adaptive {:.0} (geometric-mean p99 over the loads, ms; FM {}; Adaptive {})",
+            projection.fm_target.target,
+            projection.adaptive_target.target,
+            tried(&projection.fm_target),
+            tried(&projection.adaptive_target)
+        );
+    }
     let mut header = format!("{:>5}", "load");
     for (label, _) in runs {
         header.push_str(&format!(" | {label:>9}"));

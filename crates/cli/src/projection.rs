@@ -10,8 +10,7 @@ use anyhow::Context;
 use rayon::prelude::*;
 use tailor_bench::UnitTimes;
 use tailor_core::{
-    Arrivals, Demand, DemandModel, DemandProfile, Policy, RequestProfile, RunSummary, Tables,
-    ThreadModel,
+    Arrivals, Demand, DemandModel, DemandProfile, Policy, RequestProfile, RunSummary, ThreadModel,
 };
 use tailor_plan::{plan_adaptive, plan_fm, AdaptiveParams, FmParams, FmProblem, WaitModel};
 use tailor_sim::{
@@ -151,10 +150,93 @@ fn ladder(max_degree: usize) -> Vec<usize> {
 /// The label of the executor-style peer in the projection.
 pub(crate) const EXECUTOR: &str = "executor";
 
+/// The target parallelism the projection tries for FM and Adaptive, as multiples of the
+/// cores. The FM paper sets target_p above the cores, by profiling (§4.1): 24 on 15 cores
+/// for Lucene, where 20 to 28 differed little (§6.1), and 16 on 12 cores for Bing (§7).
+const TARGET_RATIOS: [f64; 4] = [1.0, 1.25, 1.5, 1.75];
+
+/// A larger target replaces a smaller one only when it lowers the geometric mean of the
+/// p99s over the loads by more than this fraction, so that noise does not pick it.
+const TARGET_GAIN: f64 = 0.02;
+
+/// Requests per load in the runs that choose a target (on their own seed, not the seed
+/// of the runs reported).
+const TARGET_REQUESTS: usize = 5_000;
+
+/// The targets chosen at one core count, and every candidate's score: (target, geometric
+/// mean of its p99s over the loads, infinite where a load overloaded it).
+#[derive(Debug, Clone)]
+pub(crate) struct ChosenTarget {
+    pub(crate) target: f64,
+    pub(crate) scores: Vec<(f64, f64)>,
+}
+
+/// How the projection sets FM's and Adaptive's target parallelism.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum TargetChoice {
+    /// The planners' default: the cores.
+    Cores,
+    /// As the FM paper set target_p, by trying several (§4.1, §6.1): 1, 1.25, 1.5 and
+    /// 1.75 times the cores, each simulated at the loads on a seed of its own.
+    Search,
+}
+
+/// Picks the target parallelism for a policy at `cores` cores. With
+/// [`TargetChoice::Search`], as the FM paper did, by trying several (§4.1, §6.1):
+/// [`TARGET_RATIOS`] times the cores, each scored by `score` (the geometric mean of the
+/// policy's simulated p99 over the loads), the smallest kept unless a larger one beats
+/// it by more than [`TARGET_GAIN`].
+fn choose_target(
+    choice: TargetChoice,
+    cores: usize,
+    score: impl Fn(f64) -> anyhow::Result<f64> + Sync,
+) -> anyhow::Result<ChosenTarget> {
+    if choice == TargetChoice::Cores {
+        return Ok(ChosenTarget {
+            target: cores as f64,
+            scores: Vec::new(),
+        });
+    }
+    let scores = TARGET_RATIOS
+        .par_iter()
+        .map(|ratio| {
+            let target = ratio * cores as f64;
+            Ok((target, score(target)?))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut best = scores[0];
+    for &(target, s) in &scores[1..] {
+        if s < best.1 * (1.0 - TARGET_GAIN) {
+            best = (target, s);
+        }
+    }
+    Ok(ChosenTarget {
+        target: best.0,
+        scores,
+    })
+}
+
+/// The geometric mean of p99s by load, infinite if any is missing (overloaded).
+fn geometric_mean_p99(p99s: &[Option<f64>]) -> f64 {
+    let logs: Option<Vec<f64>> = p99s.iter().map(|p| p.map(|ms| ms.max(1e-9).ln())).collect();
+    match logs {
+        Some(logs) if !logs.is_empty() => (logs.iter().sum::<f64>() / logs.len() as f64).exp(),
+        _ => f64::INFINITY,
+    }
+}
+
+/// What the projection at one core count ran: each policy's summaries by load, and the
+/// targets chosen for FM and Adaptive.
+pub(crate) struct Projection {
+    pub(crate) runs: Vec<(String, Vec<RunSummary>)>,
+    pub(crate) fm_target: ChosenTarget,
+    pub(crate) adaptive_target: ChosenTarget,
+}
+
 /// Simulates the projected profile at `cores` cores at each load (fractions of SEQ's
 /// capacity, cores / mean t1), for every policy, and the executor-style peer on
-/// `executor_model` from the queries' `units` (in the profile's order); returns (label,
-/// summaries by load).
+/// `executor_model` from the queries' `units` (in the profile's order). FM and Adaptive
+/// each get the target parallelism [`choose_target`] picks for them by `targets`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate_projection(
     profile: &DemandProfile,
@@ -164,8 +246,8 @@ pub(crate) fn simulate_projection(
     requests: usize,
     seed: u64,
     thread_model: ThreadModel,
-    executor_model: PoolModel,
-) -> anyhow::Result<Vec<(String, Vec<RunSummary>)>> {
+    (executor_model, targets): (PoolModel, TargetChoice),
+) -> anyhow::Result<Projection> {
     let max_degree = profile.max_degree().min(cores);
     let mean_ms = profile.requests().iter().map(|r| r.seq_ms()).sum::<f64>()
         / profile.requests().len() as f64;
@@ -175,37 +257,71 @@ pub(crate) fn simulate_projection(
         .map(|r| r.seq_ms())
         .fold(0.0, f64::max);
     let step_ms = planning_step_ms(longest);
-    let fm = plan_fm(
-        &FmProblem::with_degrees(
-            profile,
-            FmParams {
-                max_degree,
-                target_parallelism: cores as f64,
-                step_ms,
-                max_interval_ms: ((longest / step_ms).ceil() * step_ms).max(step_ms),
-                percentile: 0.99,
-                max_load: 2 * cores,
-                wait_model: WaitModel::Running,
-                thread_model,
-            },
-            &ladder(max_degree),
-        )?,
-        None,
-    )?;
-    let adaptive = plan_adaptive(
-        profile,
-        &AdaptiveParams {
-            max_degree,
-            target_parallelism: cores as f64,
-            max_load: 2 * cores,
-        },
-    )?;
-    let tables = Tables {
-        fm: Some(Arc::new(fm)),
-        adaptive: Some(Arc::new(adaptive)),
-        tail_control: None,
-        eetl: None,
+    let plan_fm_at = |target: f64| -> anyhow::Result<PeerKind> {
+        let table = plan_fm(
+            &FmProblem::with_degrees(
+                profile,
+                FmParams {
+                    max_degree,
+                    target_parallelism: target,
+                    step_ms,
+                    max_interval_ms: ((longest / step_ms).ceil() * step_ms).max(step_ms),
+                    percentile: 0.99,
+                    max_load: 2 * cores,
+                    wait_model: WaitModel::Running,
+                    thread_model,
+                },
+                &ladder(max_degree),
+            )?,
+            None,
+        )?;
+        Ok(PeerKind::Policy(Policy::Fm {
+            table: Arc::new(table),
+            boost: true,
+        }))
     };
+    let plan_adaptive_at = |target: f64| -> anyhow::Result<PeerKind> {
+        let table = plan_adaptive(
+            profile,
+            &AdaptiveParams {
+                max_degree,
+                target_parallelism: target,
+                max_load: 2 * cores,
+            },
+        )?;
+        Ok(PeerKind::Policy(Policy::Adaptive(Arc::new(table))))
+    };
+    let capacity = cores as f64 * 1000.0 / mean_ms;
+    let rates: Vec<f64> = loads.iter().map(|l| l * capacity).collect();
+    let constant = Spread::constant(profile.requests().len(), 1.0);
+    let run = |policies: Vec<Peer>, requests_seed: (usize, u64)| {
+        simulate_peers(
+            profile,
+            units,
+            &constant,
+            cores,
+            &rates,
+            policies,
+            requests_seed,
+            thread_model,
+        )
+    };
+    // Each candidate target scored on its own seed, so the runs reported do not choose it.
+    let score = |label: &str, kind: PeerKind| -> anyhow::Result<f64> {
+        let runs = run(
+            vec![(label.to_string(), kind)],
+            (TARGET_REQUESTS.min(requests), seed ^ TARGET_SEED),
+        )?;
+        let p99s: Vec<Option<f64>> = runs[0]
+            .1
+            .iter()
+            .map(|r| r.as_ref().map(|s| s.latency_ms.p99))
+            .collect();
+        Ok(geometric_mean_p99(&p99s))
+    };
+    let fm_target = choose_target(targets, cores, |t| score("FM", plan_fm_at(t)?))?;
+    let adaptive_target =
+        choose_target(targets, cores, |t| score("Adaptive", plan_adaptive_at(t)?))?;
     let mut policies: Vec<Peer> = vec![("SEQ".into(), PeerKind::Policy(Policy::Seq))];
     for n in [2, 4].into_iter().filter(|&n| n <= max_degree) {
         policies.push((
@@ -214,32 +330,28 @@ pub(crate) fn simulate_projection(
         ));
     }
     policies.push((EXECUTOR.into(), PeerKind::Executor(executor_model)));
-    let parse = |spec: &str| Policy::parse(spec, &tables).map(PeerKind::Policy);
-    policies.push(("Adaptive".into(), parse("adaptive")?));
-    policies.push(("FM".into(), parse("fm")?));
-    let capacity = cores as f64 * 1000.0 / mean_ms;
-    let rates: Vec<f64> = loads.iter().map(|l| l * capacity).collect();
+    policies.push(("Adaptive".into(), plan_adaptive_at(adaptive_target.target)?));
+    policies.push(("FM".into(), plan_fm_at(fm_target.target)?));
     // Loads are below the profile's own capacity, so no run here is overloaded.
-    simulate_peers(
-        profile,
-        units,
-        &Spread::constant(profile.requests().len(), 1.0),
-        cores,
-        &rates,
-        policies,
-        (requests, seed),
-        thread_model,
-    )?
-    .into_iter()
-    .map(|(label, by_load)| {
-        let by_load = by_load
-            .into_iter()
-            .collect::<Option<Vec<_>>>()
-            .with_context(|| format!("{label} at {cores} cores is overloaded"))?;
-        Ok((label, by_load))
+    let runs = run(policies, (requests, seed))?
+        .into_iter()
+        .map(|(label, by_load)| {
+            let by_load = by_load
+                .into_iter()
+                .collect::<Option<Vec<_>>>()
+                .with_context(|| format!("{label} at {cores} cores is overloaded"))?;
+            Ok((label, by_load))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    Ok(Projection {
+        runs,
+        fm_target,
+        adaptive_target,
     })
-    .collect()
 }
+
+/// Mixed into the seed of the runs that choose a target.
+const TARGET_SEED: u64 = 0x7a26_e7c0_5eed;
 
 /// What a peer runs: a thread-pool policy on the engine, or the executor-style peer on
 /// one of its pool models.
@@ -349,6 +461,34 @@ mod tests {
         assert_eq!(ladder(2), vec![1, 2]);
         assert_eq!(ladder(12), vec![1, 2, 4, 8, 12]);
         assert_eq!(ladder(16), vec![1, 2, 4, 8, 16]);
+    }
+
+    #[test]
+    fn a_larger_target_must_beat_the_smaller_by_more_than_the_margin() {
+        let pick = |scores: [f64; 4]| {
+            choose_target(TargetChoice::Search, 16, |t| {
+                Ok(scores[TARGET_RATIOS.iter().position(|r| r * 16.0 == t).unwrap()])
+            })
+            .unwrap()
+        };
+        // 1% better is within the margin: the cores stay.
+        assert_eq!(pick([10.0, 9.9, 9.95, 10.5]).target, 16.0);
+        // 10% better at 1.5x the cores, and the next one within 2% of that.
+        let chosen = pick([10.0, 9.5, 9.0, 8.9]);
+        assert_eq!(chosen.target, 24.0);
+        assert_eq!(chosen.scores.len(), 4);
+        // An overloaded candidate (infinite score) is never chosen.
+        assert_eq!(pick([f64::INFINITY, 5.0, f64::INFINITY, 4.99]).target, 20.0);
+        // The planners' default tries nothing.
+        let cores = choose_target(TargetChoice::Cores, 16, |_| unreachable!()).unwrap();
+        assert_eq!((cores.target, cores.scores.len()), (16.0, 0));
+    }
+
+    #[test]
+    fn the_geometric_mean_is_infinite_when_a_load_overloads() {
+        assert!((geometric_mean_p99(&[Some(2.0), Some(8.0)]) - 4.0).abs() < 1e-12);
+        assert!(geometric_mean_p99(&[Some(2.0), None]).is_infinite());
+        assert!(geometric_mean_p99(&[]).is_infinite());
     }
 
     #[test]
