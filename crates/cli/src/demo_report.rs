@@ -26,7 +26,7 @@ pub(crate) fn print_table(
     let tables: [(&str, Pick); 2] = [("p99", |c| &c.p99), ("mean", |c| &c.mean)];
     for (what, pick) in tables {
         println!(
-            "{what} latency in ms, [95% interval] over {rounds} rounds (bootstrap over rounds and blocks of requests)"
+            "{what} latency in ms, [95% interval] over {rounds} rounds (bootstrap over rounds and blocks of requests, widened for the spread between few rounds)"
         );
         println!("{header}");
         for (i, (&rps, &load)) in rates.iter().zip(loads).enumerate() {
