@@ -159,8 +159,8 @@ const TARGET_RATIOS: [f64; 4] = [1.0, 1.25, 1.5, 1.75];
 /// p99s over the loads by more than this fraction, so that noise does not pick it.
 const TARGET_GAIN: f64 = 0.02;
 
-/// Requests per load in the runs that choose a target (on their own seed, not the seed
-/// of the runs reported).
+/// Requests per load in the runs that choose a target (on a seed apart from the reported
+/// runs').
 const TARGET_REQUESTS: usize = 5_000;
 
 /// The targets chosen at one core count, and every candidate's score: (target, geometric
@@ -177,7 +177,8 @@ pub(crate) enum TargetChoice {
     /// The planners' default: the cores.
     Cores,
     /// As the FM paper set target_p, by trying several (§4.1, §6.1): 1, 1.25, 1.5 and
-    /// 1.75 times the cores, each simulated at the loads on a seed of its own.
+    /// 1.75 times the cores, each simulated at the loads on a seed apart from the reported
+    /// runs' (the same for every candidate, FM's and Adaptive's).
     Search,
 }
 
@@ -306,7 +307,8 @@ pub(crate) fn simulate_projection(
             thread_model,
         )
     };
-    // Each candidate target scored on its own seed, so the runs reported do not choose it.
+    // Every candidate scored on one seed apart from the reported runs', so that those do
+    // not choose it.
     let score = |label: &str, kind: PeerKind| -> anyhow::Result<f64> {
         let runs = run(
             vec![(label.to_string(), kind)],
