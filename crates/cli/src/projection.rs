@@ -182,39 +182,42 @@ pub(crate) enum TargetChoice {
     Search,
 }
 
-/// Picks the target parallelism for a policy at `cores` cores. With
-/// [`TargetChoice::Search`], as the FM paper did, by trying several (§4.1, §6.1):
-/// [`TARGET_RATIOS`] times the cores, each scored by `score` (the geometric mean of the
-/// policy's simulated p99 over the loads), the smallest kept unless a larger one beats
-/// it by more than [`TARGET_GAIN`].
-fn choose_target(
+/// Picks the target parallelism for a policy at `cores` cores and returns it with what
+/// `plan` made of it. With [`TargetChoice::Search`], as the FM paper did, by trying
+/// several (§4.1, §6.1): [`TARGET_RATIOS`] times the cores, each planned once and scored
+/// by `score` (the geometric mean of the policy's simulated p99 over the loads), the
+/// smallest kept unless a larger one beats it by more than [`TARGET_GAIN`].
+fn choose_target<T: Send>(
     choice: TargetChoice,
     cores: usize,
-    score: impl Fn(f64) -> anyhow::Result<f64> + Sync,
-) -> anyhow::Result<ChosenTarget> {
+    plan: impl Fn(f64) -> anyhow::Result<T> + Sync,
+    score: impl Fn(&T) -> anyhow::Result<f64> + Sync,
+) -> anyhow::Result<(ChosenTarget, T)> {
     if choice == TargetChoice::Cores {
-        return Ok(ChosenTarget {
-            target: cores as f64,
+        let target = cores as f64;
+        let chosen = ChosenTarget {
+            target,
             scores: Vec::new(),
-        });
+        };
+        return Ok((chosen, plan(target)?));
     }
-    let scores = TARGET_RATIOS
+    let mut tried = TARGET_RATIOS
         .par_iter()
         .map(|ratio| {
             let target = ratio * cores as f64;
-            Ok((target, score(target)?))
+            let planned = plan(target)?;
+            Ok((target, score(&planned)?, planned))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let mut best = scores[0];
-    for &(target, s) in &scores[1..] {
-        if s < best.1 * (1.0 - TARGET_GAIN) {
-            best = (target, s);
+    let mut best = 0;
+    for i in 1..tried.len() {
+        if tried[i].1 < tried[best].1 * (1.0 - TARGET_GAIN) {
+            best = i;
         }
     }
-    Ok(ChosenTarget {
-        target: best.0,
-        scores,
-    })
+    let scores = tried.iter().map(|&(t, s, _)| (t, s)).collect();
+    let (target, _, planned) = tried.swap_remove(best);
+    Ok((ChosenTarget { target, scores }, planned))
 }
 
 /// The geometric mean of p99s by load, infinite if any is missing (overloaded).
@@ -309,9 +312,9 @@ pub(crate) fn simulate_projection(
     };
     // Every candidate scored on one seed apart from the reported runs', so that those do
     // not choose it.
-    let score = |label: &str, kind: PeerKind| -> anyhow::Result<f64> {
+    let score = |label: &str, kind: &PeerKind| -> anyhow::Result<f64> {
         let runs = run(
-            vec![(label.to_string(), kind)],
+            vec![(label.to_string(), kind.clone())],
             (TARGET_REQUESTS.min(requests), seed ^ TARGET_SEED),
         )?;
         let p99s: Vec<Option<f64>> = runs[0]
@@ -321,9 +324,9 @@ pub(crate) fn simulate_projection(
             .collect();
         Ok(geometric_mean_p99(&p99s))
     };
-    let fm_target = choose_target(targets, cores, |t| score("FM", plan_fm_at(t)?))?;
-    let adaptive_target =
-        choose_target(targets, cores, |t| score("Adaptive", plan_adaptive_at(t)?))?;
+    let (fm_target, fm) = choose_target(targets, cores, plan_fm_at, |k| score("FM", k))?;
+    let (adaptive_target, adaptive) =
+        choose_target(targets, cores, plan_adaptive_at, |k| score("Adaptive", k))?;
     let mut policies: Vec<Peer> = vec![("SEQ".into(), PeerKind::Policy(Policy::Seq))];
     for n in [2, 4].into_iter().filter(|&n| n <= max_degree) {
         policies.push((
@@ -332,8 +335,8 @@ pub(crate) fn simulate_projection(
         ));
     }
     policies.push((EXECUTOR.into(), PeerKind::Executor(executor_model)));
-    policies.push(("Adaptive".into(), plan_adaptive_at(adaptive_target.target)?));
-    policies.push(("FM".into(), plan_fm_at(fm_target.target)?));
+    policies.push(("Adaptive".into(), adaptive));
+    policies.push(("FM".into(), fm));
     // Loads are below the profile's own capacity, so no run here is overloaded.
     let runs = run(policies, (requests, seed))?
         .into_iter()
@@ -468,10 +471,12 @@ mod tests {
     #[test]
     fn a_larger_target_must_beat_the_smaller_by_more_than_the_margin() {
         let pick = |scores: [f64; 4]| {
-            choose_target(TargetChoice::Search, 16, |t| {
-                Ok(scores[TARGET_RATIOS.iter().position(|r| r * 16.0 == t).unwrap()])
-            })
-            .unwrap()
+            let index = |t: f64| TARGET_RATIOS.iter().position(|r| r * 16.0 == t).unwrap();
+            let (chosen, planned) =
+                choose_target(TargetChoice::Search, 16, Ok, |&t| Ok(scores[index(t)])).unwrap();
+            // What is returned is what was planned for the target chosen.
+            assert_eq!(planned, chosen.target);
+            chosen
         };
         // 1% better is within the margin: the cores stay.
         assert_eq!(pick([10.0, 9.9, 9.95, 10.5]).target, 16.0);
@@ -482,8 +487,9 @@ mod tests {
         // An overloaded candidate (infinite score) is never chosen.
         assert_eq!(pick([f64::INFINITY, 5.0, f64::INFINITY, 4.99]).target, 20.0);
         // The planners' default tries nothing.
-        let cores = choose_target(TargetChoice::Cores, 16, |_| unreachable!()).unwrap();
-        assert_eq!((cores.target, cores.scores.len()), (16.0, 0));
+        let (cores, planned) =
+            choose_target(TargetChoice::Cores, 16, Ok, |_: &f64| unreachable!()).unwrap();
+        assert_eq!((cores.target, cores.scores.len(), planned), (16.0, 0, 16.0));
     }
 
     #[test]

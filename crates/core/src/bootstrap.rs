@@ -42,6 +42,7 @@
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+use statrs::statistics::Statistics;
 
 use crate::summary::quantile_in_place;
 
@@ -174,18 +175,18 @@ fn interval(
     widen(Estimate { value, low, high }, k)
 }
 
-/// The sample variance of `values` (of their logs where all are positive).
+/// The sample variance of `values` (of their logs where all are positive); 0 for fewer
+/// than two.
 fn spread(values: &[f64], logs: bool) -> f64 {
-    let v: Vec<f64> = values
+    let v = values
         .iter()
         .map(|&x| if logs { x.ln() } else { x })
-        .collect();
-    let n = v.len() as f64;
-    if v.len() < 2 {
-        return 0.0;
+        .variance();
+    if v.is_nan() {
+        0.0
+    } else {
+        v
     }
-    let mean = v.iter().sum::<f64>() / n;
-    v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
 }
 
 /// How much wider than its percentile interval at `confidence` an interval is made, from
