@@ -471,8 +471,19 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
         }
     }
     for (_, projection) in &projections {
-        for summary in projection.runs.iter().flat_map(|(_, by_load)| by_load) {
-            json_lines.push(serde_json::to_string(summary)?);
+        for (label, by_load) in &projection.runs {
+            let target = match label.as_str() {
+                "FM" => Some(&projection.fm_target),
+                "Adaptive" => Some(&projection.adaptive_target),
+                _ => None,
+            };
+            for summary in by_load {
+                let mut line = serde_json::to_value(summary)?;
+                if let Some(target) = target {
+                    line["target"] = target.json(args.projected_target);
+                }
+                json_lines.push(line.to_string());
+            }
         }
     }
     json_lines.push(verdict_json(&verdicts, scheduler.name()).to_string());

@@ -103,6 +103,12 @@ pub(crate) fn print_projection(
             .scores
             .iter()
             .map(|(t, s)| format!("{t:.0}: {}", short(*s)))
+            .chain(
+                chosen
+                    .failed
+                    .iter()
+                    .map(|(t, why)| format!("{t:.0}: not planned ({why})")),
+            )
             .collect::<Vec<_>>()
             .join(", ")
     };

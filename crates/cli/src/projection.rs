@@ -164,11 +164,33 @@ const TARGET_GAIN: f64 = 0.02;
 const TARGET_REQUESTS: usize = 5_000;
 
 /// The targets chosen at one core count, and every candidate's score: (target, geometric
-/// mean of its p99s over the loads, infinite where a load overloaded it).
+/// mean of its p99s over the loads, infinite where a load overloaded it); candidates that
+/// could not be planned are in `failed` with the reason.
 #[derive(Debug, Clone)]
 pub(crate) struct ChosenTarget {
     pub(crate) target: f64,
     pub(crate) scores: Vec<(f64, f64)>,
+    pub(crate) failed: Vec<(f64, String)>,
+}
+
+impl ChosenTarget {
+    /// The JSON keys a projected summary of this policy gains: how its target was chosen
+    /// (`choice`), the target, and each candidate's score (null where infinite) or failure.
+    pub(crate) fn json(&self, choice: TargetChoice) -> serde_json::Value {
+        let finite = |s: f64| s.is_finite().then_some(s);
+        serde_json::json!({
+            "choice": match choice {
+                TargetChoice::Cores => "cores",
+                TargetChoice::Search => "search",
+            },
+            "target_parallelism": self.target,
+            "candidates": self.scores.iter().map(|&(t, s)| serde_json::json!(
+                {"target_parallelism": t, "geometric_mean_p99_ms": finite(s)}
+            )).chain(self.failed.iter().map(|(t, why)| serde_json::json!(
+                {"target_parallelism": t, "error": why}
+            ))).collect::<Vec<_>>(),
+        })
+    }
 }
 
 /// How the projection sets FM's and Adaptive's target parallelism.
@@ -186,7 +208,9 @@ pub(crate) enum TargetChoice {
 /// `plan` made of it. With [`TargetChoice::Search`], as the FM paper did, by trying
 /// several (§4.1, §6.1): [`TARGET_RATIOS`] times the cores, each planned once and scored
 /// by `score` (the geometric mean of the policy's simulated p99 over the loads), the
-/// smallest kept unless a larger one beats it by more than [`TARGET_GAIN`].
+/// smallest kept unless a larger one beats it by more than [`TARGET_GAIN`]. A candidate
+/// that cannot be planned or scored is left out and reported in `failed`; only when none
+/// can is it an error.
 fn choose_target<T: Send>(
     choice: TargetChoice,
     cores: usize,
@@ -198,17 +222,35 @@ fn choose_target<T: Send>(
         let chosen = ChosenTarget {
             target,
             scores: Vec::new(),
+            failed: Vec::new(),
         };
         return Ok((chosen, plan(target)?));
     }
-    let mut tried = TARGET_RATIOS
+    let attempts: Vec<(f64, anyhow::Result<(f64, T)>)> = TARGET_RATIOS
         .par_iter()
         .map(|ratio| {
             let target = ratio * cores as f64;
-            let planned = plan(target)?;
-            Ok((target, score(&planned)?, planned))
+            let planned = plan(target).and_then(|p| Ok((score(&p)?, p)));
+            (target, planned)
         })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .collect();
+    let mut tried = Vec::new();
+    let mut failed = Vec::new();
+    let mut first_error = None;
+    for (target, attempt) in attempts {
+        match attempt {
+            Ok((score, planned)) => tried.push((target, score, planned)),
+            Err(e) => {
+                failed.push((target, format!("{e:#}")));
+                first_error.get_or_insert(e.context(format!("target parallelism {target}")));
+            }
+        }
+    }
+    if tried.is_empty() {
+        return Err(first_error
+            .expect("at least one candidate")
+            .context("no candidate target parallelism could be planned"));
+    }
     let mut best = 0;
     for i in 1..tried.len() {
         if tried[i].1 < tried[best].1 * (1.0 - TARGET_GAIN) {
@@ -217,7 +259,14 @@ fn choose_target<T: Send>(
     }
     let scores = tried.iter().map(|&(t, s, _)| (t, s)).collect();
     let (target, _, planned) = tried.swap_remove(best);
-    Ok((ChosenTarget { target, scores }, planned))
+    Ok((
+        ChosenTarget {
+            target,
+            scores,
+            failed,
+        },
+        planned,
+    ))
 }
 
 /// The geometric mean of p99s by load, infinite if any is missing (overloaded).
@@ -486,6 +535,33 @@ mod tests {
         assert_eq!(chosen.scores.len(), 4);
         // An overloaded candidate (infinite score) is never chosen.
         assert_eq!(pick([f64::INFINITY, 5.0, f64::INFINITY, 4.99]).target, 20.0);
+        // A candidate that cannot be planned is left out and reported, not fatal.
+        let (chosen, planned) = choose_target(
+            TargetChoice::Search,
+            16,
+            |t| {
+                anyhow::ensure!(t != 20.0, "no table at {t}");
+                Ok(t)
+            },
+            |&t| Ok(t),
+        )
+        .unwrap();
+        assert_eq!((chosen.target, planned), (16.0, 16.0));
+        assert_eq!(chosen.scores.len(), 3);
+        assert_eq!(chosen.failed.len(), 1);
+        assert!(chosen.failed[0].1.contains("no table at 20"));
+        let json = chosen.json(TargetChoice::Search);
+        assert_eq!(json["choice"], "search");
+        assert_eq!(json["candidates"].as_array().unwrap().len(), 4);
+        // When none can be planned, the error says which and why.
+        let err = choose_target(
+            TargetChoice::Search,
+            16,
+            |t| -> anyhow::Result<f64> { anyhow::bail!("no table at {t}") },
+            |&t| Ok(t),
+        )
+        .unwrap_err();
+        assert!(format!("{err:#}").contains("no table at 16"));
         // The planners' default tries nothing.
         let (cores, planned) =
             choose_target(TargetChoice::Cores, 16, Ok, |_: &f64| unreachable!()).unwrap();
