@@ -109,7 +109,7 @@ pub(crate) struct DemoArgs {
     executor_model: ExecutorModel,
     /// FM's and Adaptive's target parallelism in the projection: `cores` (the planners'
     /// default) or `search` (as the FM paper chose it, by trying 1 to 1.75 times the
-    /// cores in simulation; docs/demo.md, "Target parallelism in the projection").
+    /// cores in simulation, and up to 3 times when 1.75 wins; docs/demo.md, "Target parallelism in the projection").
     #[arg(long, value_enum, default_value_t = TargetChoice::Cores)]
     projected_target: TargetChoice,
     /// Use a query profile even when it was measured under bad conditions (other

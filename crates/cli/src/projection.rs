@@ -155,6 +155,10 @@ pub(crate) const EXECUTOR: &str = "executor";
 /// for Lucene, where 20 to 28 differed little (§6.1), and 16 on 12 cores for Bing (§7).
 const TARGET_RATIOS: [f64; 4] = [1.0, 1.25, 1.5, 1.75];
 
+/// Tried as well when the largest of [`TARGET_RATIOS`] wins, so that a policy whose best
+/// target lies above the paper's range is not held at its edge.
+const TARGET_RATIOS_BEYOND: [f64; 3] = [2.0, 2.5, 3.0];
+
 /// A larger target replaces a smaller one only when it lowers the geometric mean of the
 /// p99s over the loads by more than this fraction, so that noise does not pick it.
 const TARGET_GAIN: f64 = 0.02;
@@ -199,7 +203,7 @@ pub(crate) enum TargetChoice {
     /// The planners' default: the cores.
     Cores,
     /// As the FM paper set target_p, by trying several (§4.1, §6.1): 1, 1.25, 1.5 and
-    /// 1.75 times the cores, each simulated at the loads on a seed apart from the reported
+    /// 1.75 times the cores (and 2, 2.5 and 3 when 1.75 wins), each simulated at the loads on a seed apart from the reported
     /// runs' (the same for every candidate, FM's and Adaptive's).
     Search,
 }
@@ -208,7 +212,8 @@ pub(crate) enum TargetChoice {
 /// `plan` made of it. With [`TargetChoice::Search`], as the FM paper did, by trying
 /// several (§4.1, §6.1): [`TARGET_RATIOS`] times the cores, each planned once and scored
 /// by `score` (the geometric mean of the policy's simulated p99 over the loads), the
-/// smallest kept unless a larger one beats it by more than [`TARGET_GAIN`]. A candidate
+/// smallest kept unless a larger one beats it by more than [`TARGET_GAIN`]; when the
+/// largest wins, [`TARGET_RATIOS_BEYOND`] are tried too. A candidate
 /// that cannot be planned or scored is left out and reported in `failed`; only when none
 /// can is it an error.
 fn choose_target<T: Send>(
@@ -226,37 +231,39 @@ fn choose_target<T: Send>(
         };
         return Ok((chosen, plan(target)?));
     }
-    let attempts: Vec<(f64, anyhow::Result<(f64, T)>)> = TARGET_RATIOS
-        .par_iter()
-        .map(|ratio| {
-            let target = ratio * cores as f64;
-            let planned = plan(target).and_then(|p| Ok((score(&p)?, p)));
-            (target, planned)
-        })
-        .collect();
+    let attempt = |ratios: &[f64]| -> Vec<(f64, anyhow::Result<(f64, T)>)> {
+        ratios
+            .par_iter()
+            .map(|ratio| {
+                let target = ratio * cores as f64;
+                (target, plan(target).and_then(|p| Ok((score(&p)?, p))))
+            })
+            .collect()
+    };
     let mut tried = Vec::new();
     let mut failed = Vec::new();
     let mut first_error = None;
-    for (target, attempt) in attempts {
-        match attempt {
-            Ok((score, planned)) => tried.push((target, score, planned)),
-            Err(e) => {
-                failed.push((target, format!("{e:#}")));
-                first_error.get_or_insert(e.context(format!("target parallelism {target}")));
+    let largest = TARGET_RATIOS[TARGET_RATIOS.len() - 1] * cores as f64;
+    for ratios in [&TARGET_RATIOS[..], &TARGET_RATIOS_BEYOND[..]] {
+        // Beyond the paper's range only when its largest target won.
+        if !tried.is_empty() && best_of(&tried).is_none_or(|b| tried[b].0 != largest) {
+            break;
+        }
+        for (target, attempt) in attempt(ratios) {
+            match attempt {
+                Ok((score, planned)) => tried.push((target, score, planned)),
+                Err(e) => {
+                    failed.push((target, format!("{e:#}")));
+                    first_error.get_or_insert(e.context(format!("target parallelism {target}")));
+                }
             }
         }
     }
-    if tried.is_empty() {
+    let Some(best) = best_of(&tried) else {
         return Err(first_error
             .expect("at least one candidate")
             .context("no candidate target parallelism could be planned"));
-    }
-    let mut best = 0;
-    for i in 1..tried.len() {
-        if tried[i].1 < tried[best].1 * (1.0 - TARGET_GAIN) {
-            best = i;
-        }
-    }
+    };
     let scores = tried.iter().map(|&(t, s, _)| (t, s)).collect();
     let (target, _, planned) = tried.swap_remove(best);
     Ok((
@@ -267,6 +274,20 @@ fn choose_target<T: Send>(
         },
         planned,
     ))
+}
+
+/// The index of the candidate to keep among (target, score, _) in increasing target: the
+/// smallest, unless a larger one scores more than [`TARGET_GAIN`] lower.
+fn best_of<T>(tried: &[(f64, f64, T)]) -> Option<usize> {
+    let mut best = None;
+    for (i, candidate) in tried.iter().enumerate() {
+        match best {
+            None => best = Some(i),
+            Some(b) if candidate.1 < tried[b].1 * (1.0 - TARGET_GAIN) => best = Some(i),
+            _ => {}
+        }
+    }
+    best
 }
 
 /// The geometric mean of p99s by load, infinite if any is missing (overloaded).
@@ -535,6 +556,21 @@ mod tests {
         assert_eq!(chosen.scores.len(), 4);
         // An overloaded candidate (infinite score) is never chosen.
         assert_eq!(pick([f64::INFINITY, 5.0, f64::INFINITY, 4.99]).target, 20.0);
+        // When the largest of the paper's range wins, the search goes beyond it.
+        let (chosen, planned) =
+            choose_target(TargetChoice::Search, 16, Ok, |&t| Ok(100.0 / t)).unwrap();
+        assert_eq!((chosen.target, planned), (48.0, 48.0));
+        assert_eq!(chosen.scores.len(), 7);
+        // And stops where the gain ends: 32 beats 28, 40 not by enough.
+        let (chosen, _) = choose_target(TargetChoice::Search, 16, Ok, |&t| {
+            Ok(if t <= 32.0 {
+                100.0 / t
+            } else {
+                100.0 / 32.0 * 0.99
+            })
+        })
+        .unwrap();
+        assert_eq!((chosen.target, chosen.scores.len()), (32.0, 7));
         // A candidate that cannot be planned is left out and reported, not fatal.
         let (chosen, planned) = choose_target(
             TargetChoice::Search,
