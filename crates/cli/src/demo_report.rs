@@ -152,42 +152,39 @@ pub(crate) fn print_projection(
 /// and how many are within 15% at loads up to 75% (docs/validation.md).
 pub(crate) fn print_home_check(
     cores: usize,
-    delivered: f64,
+    delivered: &[f64],
     loads: &[f64],
     cells: &[Vec<Cell>],
     home: &[(String, Vec<Option<RunSummary>>)],
     live_cell: &[usize],
 ) {
     println!();
+    let by_load = delivered
+        .iter()
+        .map(|d| format!("{d:.2}"))
+        .collect::<Vec<_>>()
+        .join("/");
     println!(
         "the simulator at {cores} cores against the live runs: p99 simulated / live (each \
-         query's cost drawn from SEQ's live service times over the profiled ones, {delivered:.2} \
-         on average)"
+         query's cost drawn from SEQ's live service times over the profiled ones at the same \
+         load, {by_load} on average)"
     );
     let mut header = format!("{:>5}", "load");
     for (label, _) in home {
         header.push_str(&format!(" | {label:>18}"));
     }
     println!("{header}");
-    let (mut within, mut checked) = (0, 0);
     for (l, &load) in loads.iter().enumerate() {
         let mut line = format!("{:>4.0}%", load * 100.0);
-        for (p, (_, by_load)) in home.iter().enumerate() {
-            let ratio = by_load[l]
-                .as_ref()
-                .map(|sim| sim.latency_ms.p99 / cells[live_cell[p]][l].p99.value);
-            // Only each policy's own model counts; an alternative model is shown beside.
-            if load <= MODEL_CHECK_MAX_LOAD + 1e-9 && p < cells.len() {
-                checked += 1;
-                within += usize::from(ratio.is_some_and(|r| (r - 1.0).abs() <= 0.15));
-            }
-            match ratio {
+        for p in 0..home.len() {
+            match model_ratio(cells, home, live_cell, p, l) {
                 Some(r) => line.push_str(&format!(" | {r:>17.2}x")),
                 None => line.push_str(&format!(" | {:>18}", "overloaded")),
             }
         }
         println!("{line}");
     }
+    let (within, checked) = within_15(loads, cells, home, live_cell);
     let beside = if home.len() > cells.len() {
         " (columns after the policies' own: another model, not counted)"
     } else {
@@ -197,6 +194,41 @@ pub(crate) fn print_home_check(
         "within 15% at loads up to {:.0}%: {within} of {checked}{beside}",
         100.0 * MODEL_CHECK_MAX_LOAD
     );
+}
+
+/// Simulated p99 over live p99 for `home`'s peer `p` at load `l`; `None` if overloaded.
+fn model_ratio(
+    cells: &[Vec<Cell>],
+    home: &[(String, Vec<Option<RunSummary>>)],
+    live_cell: &[usize],
+    p: usize,
+    l: usize,
+) -> Option<f64> {
+    home[p].1[l]
+        .as_ref()
+        .map(|sim| sim.latency_ms.p99 / cells[live_cell[p]][l].p99.value)
+}
+
+/// How many of the policies' own model cells at loads up to 75% are within 15% of live,
+/// and how many were checked; columns of `home` past the policies' (another model shown
+/// beside) do not count.
+pub(crate) fn within_15(
+    loads: &[f64],
+    cells: &[Vec<Cell>],
+    home: &[(String, Vec<Option<RunSummary>>)],
+    live_cell: &[usize],
+) -> (usize, usize) {
+    let (mut within, mut checked) = (0, 0);
+    for (l, &load) in loads.iter().enumerate() {
+        for p in 0..home.len().min(cells.len()) {
+            if load <= MODEL_CHECK_MAX_LOAD + 1e-9 {
+                checked += 1;
+                let ratio = model_ratio(cells, home, live_cell, p, l);
+                within += usize::from(ratio.is_some_and(|r| (r - 1.0).abs() <= 0.15));
+            }
+        }
+    }
+    (within, checked)
 }
 
 /// A latency in three significant figures.

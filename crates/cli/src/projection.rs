@@ -372,7 +372,7 @@ pub(crate) fn simulate_projection(
         simulate_peers(
             profile,
             units,
-            &constant,
+            std::slice::from_ref(&constant),
             cores,
             &rates,
             policies,
@@ -441,14 +441,15 @@ pub(crate) type Peer = (String, PeerKind);
 
 /// Simulates `profile` at `cores` cores at each of `rates` (rps) for every peer, the
 /// executor-style peer from the queries' `units` (in the profile's order), each query at
-/// the costs `costs` gives it, `(requests, seed)` per run, with cores shared by
+/// the costs `costs` gives it (one `Spread` for every rate, or one per rate),
+/// `(requests, seed)` per run, with cores shared by
 /// `thread_model`; returns (label, summaries by rate), `None` where the rate is more
 /// than the cores can serve even sequentially (the simulator refuses such a run).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate_peers(
     profile: &DemandProfile,
     units: &[UnitTimes],
-    costs: &Spread,
+    costs: &[Spread],
     cores: usize,
     rates: &[f64],
     policies: Vec<Peer>,
@@ -468,16 +469,28 @@ pub(crate) fn simulate_peers(
             serial_ms: serial_ms(u, r.seq_ms()),
         })
         .collect();
+    anyhow::ensure!(
+        costs.len() == 1 || costs.len() == rates.len(),
+        "costs for {} rates, not one or {}",
+        costs.len(),
+        rates.len()
+    );
     // Each query at its costs: one copy per cost factor, the kinds in the same order.
-    let (profile, kinds) = costs.apply(profile, &kinds).map_err(anyhow::Error::msg)?;
-    let kinds = Arc::new(kinds);
-    let demand = DemandModel::new(Demand::Profile(Arc::new(profile)), None)?;
+    let prepared = costs
+        .iter()
+        .map(|c| {
+            let (profile, kinds) = c.apply(profile, &kinds).map_err(anyhow::Error::msg)?;
+            let demand = DemandModel::new(Demand::Profile(Arc::new(profile)), None)?;
+            Ok((demand, Arc::new(kinds)))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let jobs: Vec<(usize, usize)> = (0..policies.len())
         .flat_map(|p| (0..rates.len()).map(move |l| (p, l)))
         .collect();
     let runs: Vec<Option<RunSummary>> = jobs
         .par_iter()
         .map(|&(p, l)| {
+            let (demand, kinds) = &prepared[l.min(prepared.len() - 1)];
             let mut cfg = SimConfig::new(
                 cores,
                 Policy::Seq,
