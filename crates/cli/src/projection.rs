@@ -244,9 +244,12 @@ fn choose_target<T: Send>(
     let mut failed = Vec::new();
     let mut first_error = None;
     let largest = TARGET_RATIOS[TARGET_RATIOS.len() - 1] * cores as f64;
-    for ratios in [&TARGET_RATIOS[..], &TARGET_RATIOS_BEYOND[..]] {
-        // Beyond the paper's range only when its largest target won.
-        if !tried.is_empty() && best_of(&tried).is_none_or(|b| tried[b].0 != largest) {
+    for (pass, ratios) in [&TARGET_RATIOS[..], &TARGET_RATIOS_BEYOND[..]]
+        .into_iter()
+        .enumerate()
+    {
+        // Beyond the paper's range only when its largest target was planned and won.
+        if pass > 0 && best_of(&tried).is_none_or(|b| tried[b].0 != largest) {
             break;
         }
         for (target, attempt) in attempt(ratios) {
@@ -574,7 +577,7 @@ mod tests {
             choose_target(TargetChoice::Search, 16, Ok, |&t| Ok(100.0 / t)).unwrap();
         assert_eq!((chosen.target, planned), (48.0, 48.0));
         assert_eq!(chosen.scores.len(), 7);
-        // And stops where the gain ends: 32 beats 28, 40 not by enough.
+        // Beyond it, the same rule: 32 beats 28, and 40 and 48 do not beat 32 by enough.
         let (chosen, _) = choose_target(TargetChoice::Search, 16, Ok, |&t| {
             Ok(if t <= 32.0 {
                 100.0 / t
@@ -602,6 +605,18 @@ mod tests {
         let json = chosen.json(TargetChoice::Search);
         assert_eq!(json["choice"], "search");
         assert_eq!(json["candidates"].as_array().unwrap().len(), 4);
+        // When none of the paper's range can be planned, nothing beyond it is tried.
+        let err = choose_target(
+            TargetChoice::Search,
+            16,
+            |t| {
+                anyhow::ensure!(t >= 32.0, "no table at {t}");
+                Ok(t)
+            },
+            |&t| Ok(t),
+        )
+        .unwrap_err();
+        assert!(format!("{err:#}").contains("no candidate target parallelism"));
         // When none can be planned, the error says which and why.
         let err = choose_target(
             TargetChoice::Search,
@@ -650,6 +665,54 @@ mod tests {
         assert_eq!(predicted_ms(&u, 10.5, 64), 4.5);
         // A request of only its merge.
         assert_eq!(predicted_ms(&units(&[], 2.0), 2.0, 4), 2.0);
+    }
+
+    #[test]
+    fn each_rate_gets_its_own_costs() {
+        let profile = DemandProfile::new(
+            (1..=8)
+                .map(|i| RequestProfile {
+                    id: format!("q{i}"),
+                    times_ms: vec![i as f64 * 0.5, i as f64 * 0.3],
+                })
+                .collect(),
+        )
+        .unwrap();
+        let unit_times: Vec<UnitTimes> = profile
+            .requests()
+            .iter()
+            .map(|r| units(&[r.seq_ms() / 2.0, r.seq_ms() / 2.0], 0.0))
+            .collect();
+        let n = profile.requests().len();
+        let costs = [Spread::constant(n, 1.0), Spread::constant(n, 2.0)];
+        let peers = vec![("SEQ".to_string(), PeerKind::Policy(Policy::Seq))];
+        let run = |costs: &[Spread], rates: &[f64]| {
+            simulate_peers(
+                &profile,
+                &unit_times,
+                costs,
+                2,
+                rates,
+                peers.clone(),
+                (2_000, 7),
+                ThreadModel::Busy,
+            )
+        };
+        // The same rate twice, the second at twice the cost: same arrivals and queries,
+        // so at this light load each request takes twice as long.
+        let both = run(&costs, &[20.0, 20.0]).unwrap();
+        let mean = |l: usize| both[0].1[l].as_ref().unwrap().latency_ms.mean;
+        assert!(
+            (mean(1) / mean(0) - 2.0).abs() < 0.05,
+            "{} {}",
+            mean(0),
+            mean(1)
+        );
+        // One spread serves every rate.
+        let one = run(&costs[1..], &[20.0, 20.0]).unwrap();
+        assert_eq!(one[0].1[0], one[0].1[1]);
+        // Anything else is an error.
+        assert!(run(&costs, &[20.0, 20.0, 20.0]).is_err());
     }
 
     #[test]
