@@ -56,13 +56,15 @@ pub(crate) fn write_charts(dir: &Path, panels: &[Panel]) -> anyhow::Result<Vec<P
     Ok(vec![png, svg])
 }
 
+/// Height in pixels of the band above the panels that holds the one legend they share.
+const LEGEND_BAND: u32 = 34;
+
 fn draw<B: DrawingBackend>(root: DrawingArea<B, Shift>, panels: &[Panel]) -> anyhow::Result<()>
 where
     B::ErrorType: 'static,
 {
     let err = |e: DrawingAreaErrorKind<B::ErrorType>| anyhow::anyhow!("drawing: {e:?}");
     root.fill(&WHITE).map_err(err)?;
-    let areas = root.split_evenly((1, panels.len().max(1)));
     // One colour per label across the panels, in order of first appearance.
     let mut labels: Vec<&str> = Vec::new();
     for s in panels.iter().flat_map(|p| &p.series) {
@@ -70,6 +72,28 @@ where
             labels.push(&s.label);
         }
     }
+    let color_of = |label: &str| {
+        let index = labels.iter().position(|l| *l == label).unwrap_or(0);
+        Palette99::pick(index).to_rgba()
+    };
+    // The legend goes above the panels, where it covers no line.
+    let (band, body) = root.split_vertically(LEGEND_BAND);
+    let font: TextStyle = ("sans-serif", 16).into_font().into();
+    let mut x = 20;
+    for label in &labels {
+        let color = color_of(label);
+        let y = LEGEND_BAND as i32 / 2;
+        band.draw(&PathElement::new(
+            vec![(x, y), (x + 22, y)],
+            color.stroke_width(3),
+        ))
+        .map_err(err)?;
+        band.draw(&Text::new(label.to_string(), (x + 28, y - 8), font.clone()))
+            .map_err(err)?;
+        let (width, _) = band.estimate_text_size(label, &font).map_err(err)?;
+        x += 28 + width as i32 + 24;
+    }
+    let areas = body.split_evenly((1, panels.len().max(1)));
     for (area, panel) in areas.iter().zip(panels) {
         let xs = || {
             panel
@@ -85,38 +109,44 @@ where
                 .iter()
                 .flat_map(|s| s.points.iter().map(|p| p.1))
         };
-        let top = estimates().map(|e| e.high).fold(0.0, f64::max).max(1e-3) * 1.3;
+        let top = estimates().map(|e| e.high).fold(0.0, f64::max).max(1e-3) * 1.15;
         let bottom = estimates()
             .map(|e| e.low)
             .filter(|&v| v > 0.0)
             .fold(f64::INFINITY, f64::min)
             .min(top / 2.0)
-            / 1.3;
+            / 1.15;
+        let (bold, light) = log_ticks(bottom, top);
         let mut chart = ChartBuilder::on(area)
             .caption(&panel.title, ("sans-serif", 20))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(55)
-            .build_cartesian_2d(x_min..x_max, (bottom..top).log_scale())
+            .build_cartesian_2d(
+                x_min..x_max,
+                (bottom..top)
+                    .log_scale()
+                    .with_key_points(bold)
+                    .with_light_points(light),
+            )
             .map_err(err)?;
         chart
             .configure_mesh()
             .x_desc(panel.x_desc.as_str())
             .y_desc(panel.y_desc.as_str())
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| tick_label(*v))
             .draw()
             .map_err(err)?;
         for s in &panel.series {
-            let index = labels.iter().position(|l| *l == s.label).unwrap_or(0);
-            let color = Palette99::pick(index).to_rgba();
+            let color = color_of(&s.label);
             let at = |v: f64| v.max(bottom);
             chart
                 .draw_series(LineSeries::new(
                     s.points.iter().map(|p| (p.0, at(p.1.value))),
                     color.stroke_width(2),
                 ))
-                .map_err(err)?
-                .label(s.label.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+                .map_err(err)?;
             chart
                 .draw_series(s.points.iter().filter(|p| p.1.high > p.1.low).map(|p| {
                     ErrorBar::new_vertical(
@@ -137,14 +167,79 @@ where
                 )
                 .map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
     }
     root.present().map_err(err)?;
     Ok(())
+}
+
+/// Labelled and unlabelled ticks of a log axis from `bottom` to `top`: labels at 1, 2 and
+/// 5 times the powers of ten, or at finer steps when those give fewer than three, and a
+/// light line at every integer multiple of each power of ten in the range.
+fn log_ticks(bottom: f64, top: f64) -> (Vec<f64>, Vec<f64>) {
+    let in_range = |steps: &[f64]| -> Vec<f64> {
+        let first = bottom.log10().floor() as i32;
+        let last = top.log10().ceil() as i32;
+        (first..=last)
+            .flat_map(|e| steps.iter().map(move |m| m * 10f64.powi(e)))
+            .filter(|v| *v >= bottom && *v <= top)
+            .collect()
+    };
+    let light = in_range(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
+    let bold = [
+        &[1.0, 2.0, 5.0][..],
+        &[1.0, 1.5, 2.0, 3.0, 5.0, 7.0][..],
+        &[1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0][..],
+    ]
+    .iter()
+    .map(|steps| in_range(steps))
+    .find(|points| points.len() >= 3)
+    .unwrap_or_else(|| vec![bottom, (bottom * top).sqrt(), top]);
+    (bold, light)
+}
+
+/// A tick's label: whole numbers from 10 up, otherwise at most two decimals, with no
+/// trailing zeros ("200", "1.5", "0.25").
+fn tick_label(v: f64) -> String {
+    if v >= 10.0 {
+        return format!("{v:.0}");
+    }
+    let text = format!("{v:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_ticks_label_one_two_five_and_never_leave_the_range() {
+        let (bold, light) = log_ticks(8.0, 230.0);
+        assert_eq!(bold, vec![10.0, 20.0, 50.0, 100.0, 200.0]);
+        assert!(light.iter().all(|v| (8.0..=230.0).contains(v)));
+        assert!(light.contains(&90.0) && light.contains(&8.0));
+    }
+
+    #[test]
+    fn a_narrow_range_gets_finer_labels_and_always_three() {
+        // 2.6 to 17 ms: 5 and 10 only at 1-2-5, so the finer steps are used.
+        let (bold, _) = log_ticks(2.6, 17.0);
+        assert_eq!(bold, vec![3.0, 5.0, 7.0, 10.0, 15.0]);
+        for (b, t) in [(2.9, 3.4), (1.0, 1.01), (0.003, 0.004), (5.0, 5000.0)] {
+            let (bold, _) = log_ticks(b, t);
+            assert!(bold.len() >= 3, "{b}..{t}: {bold:?}");
+            assert!(
+                bold.iter().all(|v| *v >= b && *v <= t),
+                "{b}..{t}: {bold:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn tick_labels_are_short() {
+        assert_eq!(tick_label(200.0), "200");
+        assert_eq!(tick_label(10.0), "10");
+        assert_eq!(tick_label(1.5), "1.5");
+        assert_eq!(tick_label(3.0), "3");
+        assert_eq!(tick_label(0.25), "0.25");
+    }
 }
