@@ -164,8 +164,12 @@ async fn every_shard_answers_and_records_say_who() {
     assert_eq!(report.records.len(), 60);
     let mut seen = [[0usize; 2]; 3];
     for r in &report.records {
+        // A shard's latency holds its 1 ms of work. The spin loop is calibrated while the
+        // other tests run, so a unit can take less wall time than asked once they stop
+        // (0.74 ms seen with another job on the machine); only a loop four times as fast
+        // as at calibration would bring it under a quarter.
         assert!(
-            r.latency_ms >= 1.0 && r.reissued_to.is_none() && !r.reissue_won,
+            r.latency_ms >= 0.25 && r.reissued_to.is_none() && !r.reissue_won,
             "{r:?}"
         );
         assert_eq!(r.primary_ms.unwrap(), r.latency_ms);
