@@ -12,12 +12,23 @@
 //!   and run that scope nested inside its own: the outer query cannot finish before the
 //!   inner one does.
 //!
-//! This model runs exactly that on `cores` pool threads, with the query's merge on the
-//! thread whose scope ended (the query's own thread in the service; it takes a core the
-//! same way). After an event the thread whose work just ended looks for work first (it
-//! is awake), then the idle ones from a random one on; after an arrival, from a random
-//! one. Like the first-in, first-out model in `pool.rs` it charges no steal,
-//! wake-up or fan-out cost. No paper's algorithm.
+//! - the scope returns to the query's own thread, which then merges the segments' results
+//!   and does the rest of its serial work (`Searcher::search_with_executor` calls
+//!   `merge_fruits` after `Executor::map`): the pool thread that ran the scope goes back to
+//!   whatever it was doing, so an outer scope waits for a nested one's segments, not for
+//!   its merge.
+//!
+//! This model runs exactly that on `cores` threads, one per core. A scope ends when its
+//! units are done and it is the innermost on its thread; its merge then waits for a core
+//! with the other merges, first in, first out, and an idle core takes a waiting merge
+//! before any unit (a woken query thread gets a core before pool threads go on). Until
+//! 2026-11-27 the merge ran on the pool thread whose scope ended, before that thread
+//! returned to an outer scope, so a query with a scope nested in it also waited for the
+//! inner query's merge; that made the peer slower than tantivy is (docs/demo.md). After an
+//! event the thread whose work just ended looks for work first (it is awake), then the
+//! idle ones from a random one on; after an arrival, from a random one. Like the
+//! first-in, first-out model in `pool.rs` it charges no steal, wake-up or fan-out cost.
+//! No paper's algorithm.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -73,6 +84,8 @@ pub(crate) fn simulate_rayon(cfg: &PoolSimConfig) -> Result<SimOutput, SimError>
     let mut reqs: Vec<Req> = Vec::with_capacity(count);
     let mut waiting: VecDeque<usize> = VecDeque::new();
     let mut injector: VecDeque<usize> = VecDeque::new();
+    // Queries whose scope has returned, waiting for a core to merge on.
+    let mut merges: VecDeque<usize> = VecDeque::new();
     let mut threads: Vec<Thread> = (0..base.cores).map(|_| Thread::default()).collect();
     // Running work by its end (ties by start order), with its thread.
     let mut running: BinaryHeap<Reverse<(SimTime, usize, usize)>> = BinaryHeap::new();
@@ -140,8 +153,9 @@ pub(crate) fn simulate_rayon(cfg: &PoolSimConfig) -> Result<SimOutput, SimError>
                 if threads[t].busy {
                     continue;
                 }
+                let queues = (&mut injector, &mut merges);
                 let Some((work, ms)) =
-                    find_work(t, &mut threads, &mut injector, &reqs, cfg, &mut victim_rng)
+                    find_work(t, &mut threads, queues, &reqs, cfg, &mut victim_rng)
                 else {
                     continue;
                 };
@@ -157,24 +171,30 @@ pub(crate) fn simulate_rayon(cfg: &PoolSimConfig) -> Result<SimOutput, SimError>
     Ok(finish(base, m, Vec::new()))
 }
 
-/// What idle thread `t` runs next, in rayon's order: the merge of its innermost scope if
-/// that scope's units are all done, else its newest unit, else the oldest unit of another
-/// thread (tried in turn from a random one), else a new scope from the injector.
+/// What idle thread `t` runs next. First its innermost scopes whose units are all done
+/// return, their merges joining the queue of merges; then, a waiting merge (the query's
+/// own thread takes the core), else in rayon's order its newest unit, else the oldest
+/// unit of another thread (tried in turn from a random one), else a new scope from the
+/// injector.
 fn find_work(
     t: usize,
     threads: &mut [Thread],
-    injector: &mut VecDeque<usize>,
+    (injector, merges): (&mut VecDeque<usize>, &mut VecDeque<usize>),
     reqs: &[Req],
     cfg: &PoolSimConfig,
     victim_rng: &mut u64,
 ) -> Option<(Work, f64)> {
     loop {
         let me = &mut threads[t];
-        if let Some(&r) = me.scopes.last() {
-            if reqs[r].left == 0 {
-                me.scopes.pop();
-                return Some((Work::Merge(r), cfg.requests[reqs[r].kind].serial_ms));
+        while let Some(&r) = me.scopes.last() {
+            if reqs[r].left > 0 {
+                break;
             }
+            me.scopes.pop();
+            merges.push_back(r);
+        }
+        if let Some(r) = merges.pop_front() {
+            return Some((Work::Merge(r), cfg.requests[reqs[r].kind].serial_ms));
         }
         if let Some((r, ms)) = me.deque.pop_back() {
             return Some((Work::Unit(r), ms));
@@ -231,14 +251,16 @@ mod tests {
         // A (one 10 ms unit and one 1 ms unit) starts alone; its owner runs the 1 ms unit
         // and, with nothing left to steal (the thief has the 10 ms one), takes B's scope
         // at 1 ms and runs B's 20 ms unit inside A's scope. A's units end at 10 but its
-        // merge waits for B's scope to end at 21: A ends at 21 + 0 (no merge time).
+        // scope returns only when B's does, at 21. Then both merges wait for a core: B's
+        // 5 ms merge takes the owner's (21 to 26) and A's empty one the thief's, idle
+        // since 10: A ends at 21, not behind B's merge.
         let a = UnitRequest {
             units_ms: vec![10.0, 1.0],
             serial_ms: 0.0,
         };
         let b = UnitRequest {
             units_ms: vec![20.0],
-            serial_ms: 0.0,
+            serial_ms: 5.0,
         };
         let mut cfg = config(2, 1.0, vec![a, b], 2);
         cfg.base.arrivals = Arrivals::Trace(vec![0.0, 0.5]);
@@ -248,12 +270,12 @@ mod tests {
                 cfg.base.seed = seed;
                 let out = crate::simulate_pool(&cfg).unwrap();
                 let works: Vec<f64> = out.records.iter().map(|r| r.work_ms).collect();
-                (works == [11.0, 20.0]).then_some(out)
+                (works == [11.0, 25.0]).then_some(out)
             })
             .expect("some seed draws A then B");
         let a_end = out.records[0].finish_ms;
         let b_end = out.records[1].finish_ms;
-        assert!((b_end - 21.0).abs() < 1e-9, "B ends at {b_end}");
+        assert!((b_end - 26.0).abs() < 1e-9, "B ends at {b_end}");
         assert!(
             (a_end - 21.0).abs() < 1e-9,
             "A ends at {a_end}, behind B's scope"
