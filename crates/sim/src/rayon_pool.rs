@@ -19,7 +19,9 @@
 //!   its merge.
 //!
 //! This model runs exactly that on `cores` threads, one per core. A scope ends when its
-//! units are done and it is the innermost on its thread; its merge then waits for a core
+//! units are done and it is the innermost on its thread, as soon as that thread is not
+//! running a unit (a thread whose core a query's merge has is waiting in its scope, and
+//! returns it at once); its merge then waits for a core
 //! with the other merges, first in, first out, and an idle core takes a waiting merge
 //! before any unit (a woken query thread gets a core before pool threads go on). Until
 //! 2026-11-27 the merge ran on the pool thread whose scope ended, before that thread
@@ -57,6 +59,9 @@ struct Thread {
     /// The requests whose scopes it is inside, innermost last.
     scopes: Vec<usize>,
     busy: bool,
+    /// Whether it is running a unit (a pool job), not a query's merge: while a query's
+    /// own thread has its core, the pool thread is waiting in its scope.
+    on_unit: bool,
 }
 
 /// A request in the system.
@@ -108,6 +113,7 @@ pub(crate) fn simulate_rayon(cfg: &PoolSimConfig) -> Result<SimOutput, SimError>
         if next_end == Some(now) {
             let Reverse((_, id, t)) = running.pop().expect("peeked");
             threads[t].busy = false;
+            threads[t].on_unit = false;
             first = t;
             match works[id] {
                 Work::Unit(r) => reqs[r].left -= 1,
@@ -144,11 +150,18 @@ pub(crate) fn simulate_rayon(cfg: &PoolSimConfig) -> Result<SimOutput, SimError>
                 waiting.push_back(id);
             }
         }
+        // A pool thread not running a unit returns its finished scopes at once, even where
+        // a query's merge has its core (in rayon it waits in `wait_until_cold`).
+        let n = threads.len();
+        for u in (0..n).map(|k| (first + k) % n) {
+            if !threads[u].on_unit {
+                return_scopes(&mut threads[u], &reqs, &mut merges);
+            }
+        }
         // Every idle thread looks for work, until none finds any.
         let mut found = true;
         while found {
             found = false;
-            let n = threads.len();
             for t in (0..n).map(|k| (first + k) % n) {
                 if threads[t].busy {
                     continue;
@@ -160,6 +173,7 @@ pub(crate) fn simulate_rayon(cfg: &PoolSimConfig) -> Result<SimOutput, SimError>
                     continue;
                 };
                 threads[t].busy = true;
+                threads[t].on_unit = matches!(work, Work::Unit(_));
                 m.cpu_time += ms;
                 m.thread_time += ms;
                 works.push(work);
@@ -169,6 +183,18 @@ pub(crate) fn simulate_rayon(cfg: &PoolSimConfig) -> Result<SimOutput, SimError>
         }
     }
     Ok(finish(base, m, Vec::new()))
+}
+
+/// Returns `thread`'s innermost scopes whose units are all done, outermost last: each
+/// query's merge joins the queue of merges.
+fn return_scopes(thread: &mut Thread, reqs: &[Req], merges: &mut VecDeque<usize>) {
+    while let Some(&r) = thread.scopes.last() {
+        if reqs[r].left > 0 {
+            break;
+        }
+        thread.scopes.pop();
+        merges.push_back(r);
+    }
 }
 
 /// What idle thread `t` runs next. First its innermost scopes whose units are all done
@@ -185,17 +211,11 @@ fn find_work(
     victim_rng: &mut u64,
 ) -> Option<(Work, f64)> {
     loop {
-        let me = &mut threads[t];
-        while let Some(&r) = me.scopes.last() {
-            if reqs[r].left > 0 {
-                break;
-            }
-            me.scopes.pop();
-            merges.push_back(r);
-        }
+        return_scopes(&mut threads[t], reqs, merges);
         if let Some(r) = merges.pop_front() {
             return Some((Work::Merge(r), cfg.requests[reqs[r].kind].serial_ms));
         }
+        let me = &mut threads[t];
         if let Some((r, ms)) = me.deque.pop_back() {
             return Some((Work::Unit(r), ms));
         }
@@ -280,6 +300,38 @@ mod tests {
             (a_end - 21.0).abs() < 1e-9,
             "A ends at {a_end}, behind B's scope"
         );
+    }
+
+    #[test]
+    fn an_outer_scope_returns_while_a_nested_querys_merge_has_the_core() {
+        // A (a 10 ms and a 1 ms unit) starts; its owner runs the 1 ms unit, the thief the
+        // 10 ms one. At 1 ms the owner takes B's scope (one 2 ms unit, a 20 ms merge) and
+        // runs it nested; at 3 B's scope returns and B's merge takes the owner's core
+        // (3 to 23). A's last unit ends on the thief at 10: the owner, waiting in A's
+        // scope, returns it then, and A's empty merge runs on the idle thief: A ends at
+        // 10, not when B's merge lets the core go at 23.
+        let a = UnitRequest {
+            units_ms: vec![10.0, 1.0],
+            serial_ms: 0.0,
+        };
+        let b = UnitRequest {
+            units_ms: vec![2.0],
+            serial_ms: 20.0,
+        };
+        let mut cfg = config(2, 1.0, vec![a, b], 2);
+        cfg.base.arrivals = Arrivals::Trace(vec![0.0, 0.5]);
+        let out = (0..200)
+            .find_map(|seed| {
+                cfg.base.seed = seed;
+                let out = crate::simulate_pool(&cfg).unwrap();
+                let works: Vec<f64> = out.records.iter().map(|r| r.work_ms).collect();
+                (works == [11.0, 22.0]).then_some(out)
+            })
+            .expect("some seed draws A then B");
+        let a_end = out.records[0].finish_ms;
+        let b_end = out.records[1].finish_ms;
+        assert!((a_end - 10.0).abs() < 1e-9, "A ends at {a_end}");
+        assert!((b_end - 23.0).abs() < 1e-9, "B ends at {b_end}");
     }
 
     #[test]
