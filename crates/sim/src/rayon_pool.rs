@@ -21,9 +21,8 @@
 //! This model runs exactly that on `cores` threads, one per core. A scope ends when its
 //! units are done and it is the innermost on its thread, as soon as that thread is not
 //! running a unit (a thread whose core a query's merge has is waiting in its scope, and
-//! returns it at once); its merge then waits for a core
-//! with the other merges, first in, first out, and an idle core takes a waiting merge
-//! before any unit (a woken query thread gets a core before pool threads go on). Until
+//! returns it at once); its merge then waits for a core with the other merges, first
+//! in, first out, and an idle core takes a waiting merge before any unit (a woken query thread gets a core before pool threads go on). Until
 //! 2026-11-27 the merge ran on the pool thread whose scope ended, before that thread
 //! returned to an outer scope, so a query with a scope nested in it also waited for the
 //! inner query's merge; that made the peer slower than tantivy is (docs/demo.md). After an
@@ -251,6 +250,22 @@ mod tests {
         test_config(cores, rps, requests, count, PoolModel::Rayon)
     }
 
+    /// Where A (arriving at 0) and B (at 0.5) end on two threads, for a seed that draws A
+    /// then B (kinds are drawn at random).
+    fn ends_of_a_then_b(a: UnitRequest, b: UnitRequest) -> (f64, f64) {
+        let works = [a.work_ms(), b.work_ms()];
+        let mut cfg = config(2, 1.0, vec![a, b], 2);
+        cfg.base.arrivals = Arrivals::Trace(vec![0.0, 0.5]);
+        (0..200)
+            .find_map(|seed| {
+                cfg.base.seed = seed;
+                let out = crate::simulate_pool(&cfg).unwrap();
+                let drawn: Vec<f64> = out.records.iter().map(|r| r.work_ms).collect();
+                (drawn == works).then(|| (out.records[0].finish_ms, out.records[1].finish_ms))
+            })
+            .expect("some seed draws A then B")
+    }
+
     #[test]
     fn a_request_alone_runs_newest_first_on_its_thread_and_oldest_first_on_thieves() {
         // Two threads: the owner pops 3, then 1 (at 3), then 1 (at 4); the thief takes 4
@@ -282,19 +297,7 @@ mod tests {
             units_ms: vec![20.0],
             serial_ms: 5.0,
         };
-        let mut cfg = config(2, 1.0, vec![a, b], 2);
-        cfg.base.arrivals = Arrivals::Trace(vec![0.0, 0.5]);
-        // Kinds are drawn at random: find a seed that draws A then B.
-        let out = (0..200)
-            .find_map(|seed| {
-                cfg.base.seed = seed;
-                let out = crate::simulate_pool(&cfg).unwrap();
-                let works: Vec<f64> = out.records.iter().map(|r| r.work_ms).collect();
-                (works == [11.0, 25.0]).then_some(out)
-            })
-            .expect("some seed draws A then B");
-        let a_end = out.records[0].finish_ms;
-        let b_end = out.records[1].finish_ms;
+        let (a_end, b_end) = ends_of_a_then_b(a, b);
         assert!((b_end - 26.0).abs() < 1e-9, "B ends at {b_end}");
         assert!(
             (a_end - 21.0).abs() < 1e-9,
@@ -318,18 +321,7 @@ mod tests {
             units_ms: vec![2.0],
             serial_ms: 20.0,
         };
-        let mut cfg = config(2, 1.0, vec![a, b], 2);
-        cfg.base.arrivals = Arrivals::Trace(vec![0.0, 0.5]);
-        let out = (0..200)
-            .find_map(|seed| {
-                cfg.base.seed = seed;
-                let out = crate::simulate_pool(&cfg).unwrap();
-                let works: Vec<f64> = out.records.iter().map(|r| r.work_ms).collect();
-                (works == [11.0, 22.0]).then_some(out)
-            })
-            .expect("some seed draws A then B");
-        let a_end = out.records[0].finish_ms;
-        let b_end = out.records[1].finish_ms;
+        let (a_end, b_end) = ends_of_a_then_b(a, b);
         assert!((a_end - 10.0).abs() < 1e-9, "A ends at {a_end}");
         assert!((b_end - 23.0).abs() < 1e-9, "B ends at {b_end}");
     }
