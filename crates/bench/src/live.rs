@@ -115,6 +115,7 @@ impl RayonPeer {
             load: 0,
             waiting: 0,
             threads_in_use: self.in_use.load(Ordering::Relaxed),
+            peak_threads_in_use: 0,
             boosted_threads: 0,
             completed: self.completed.load(Ordering::Relaxed) as u64,
             failed: 0,

@@ -13,6 +13,7 @@ mod demand;
 mod distribution;
 mod epochs;
 mod error;
+mod guard;
 mod hetero;
 mod job;
 mod policy;
@@ -39,6 +40,7 @@ pub use demand::{lognormal_params, Demand, DemandModel, RequestDemand};
 pub use distribution::{Bin, BinnedDistribution, PROBABILITY_TOLERANCE};
 pub use epochs::{ThresholdControl, LOAD_WINDOW};
 pub use error::{clip, Location, ReadError, ReadErrorKind, SpecError, QUOTE_CHARS};
+pub use guard::{helpers_granted, start_threads};
 pub use hetero::{
     as2f_moves, dynamic_power, CoreSet, CoreType, Move, Placed, AGE_TOLERANCE_MS, MAX_CORES,
     STATIC_SHARE,

@@ -20,6 +20,7 @@
 
 mod admission;
 pub mod emulate;
+mod guard;
 mod handle;
 mod metrics;
 mod noise;

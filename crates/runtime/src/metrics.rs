@@ -12,6 +12,8 @@ pub(crate) struct Metrics {
     /// Requests in the system: waiting or running (the policies' load).
     pub(crate) load: AtomicUsize,
     pub(crate) threads_in_use: AtomicUsize,
+    /// The most pool threads ever working on requests at once.
+    pub(crate) peak_threads_in_use: AtomicUsize,
     pub(crate) boosted_threads: AtomicUsize,
     pub(crate) completed: AtomicU64,
     pub(crate) failed: AtomicU64,
@@ -28,6 +30,7 @@ impl Metrics {
         Metrics {
             load: AtomicUsize::new(0),
             threads_in_use: AtomicUsize::new(0),
+            peak_threads_in_use: AtomicUsize::new(0),
             boosted_threads: AtomicUsize::new(0),
             completed: AtomicU64::new(0),
             failed: AtomicU64::new(0),
@@ -44,6 +47,7 @@ impl Metrics {
             load: self.load.load(Ordering::Relaxed),
             waiting,
             threads_in_use: self.threads_in_use.load(Ordering::Relaxed),
+            peak_threads_in_use: self.peak_threads_in_use.load(Ordering::Relaxed),
             boosted_threads: self.boosted_threads.load(Ordering::Relaxed),
             completed: self.completed.load(Ordering::Relaxed),
             failed: self.failed.load(Ordering::Relaxed),
@@ -69,6 +73,9 @@ pub struct MetricsSnapshot {
     pub waiting: usize,
     /// Pool threads working on a request now.
     pub threads_in_use: usize,
+    /// The most pool threads that ever worked on requests at once (under FM's core
+    /// guard, at most the cores).
+    pub peak_threads_in_use: usize,
     /// Threads reserved for boosted requests now.
     pub boosted_threads: usize,
     /// Requests that completed with a result.

@@ -22,8 +22,15 @@ pub(crate) struct Core {
     /// Units finished or skipped; the thread that brings it to `units` finishes.
     done: AtomicUsize,
     failure: Mutex<Option<RequestError>>,
-    /// Threads assigned to the request (its degree).
+    /// Threads assigned to the request (its degree): the policy's degree, or under the
+    /// core guard the threads on it plus the helpers sent to it.
     pub(crate) degree: AtomicUsize,
+    /// Under the core guard: the degree the policy asks for (it never falls).
+    pub(crate) wanted: AtomicUsize,
+    /// Under the core guard: threads working on it now.
+    pub(crate) threads: AtomicUsize,
+    /// Under the core guard: helpers sent to it that have not joined yet.
+    pub(crate) pending: AtomicUsize,
     pub(crate) max_degree: AtomicUsize,
     /// Whether it runs on the boost pool (ordinary threads leave it between units).
     pub(crate) boosted: AtomicBool,
@@ -53,6 +60,9 @@ impl Core {
             done: AtomicUsize::new(0),
             failure: Mutex::new(None),
             degree: AtomicUsize::new(0),
+            wanted: AtomicUsize::new(0),
+            threads: AtomicUsize::new(0),
+            pending: AtomicUsize::new(0),
             max_degree: AtomicUsize::new(0),
             boosted: AtomicBool::new(false),
             arrival,
@@ -67,6 +77,11 @@ impl Core {
     pub(crate) fn claim(&self) -> Option<usize> {
         let i = self.next.fetch_add(1, Ordering::AcqRel);
         (i < self.units).then_some(i)
+    }
+
+    /// Units no thread has claimed yet.
+    pub(crate) fn unclaimed(&self) -> usize {
+        self.units.saturating_sub(self.next.load(Ordering::Acquire))
     }
 
     /// Counts `n` units as done; true for the one caller that completes the count.
@@ -108,6 +123,20 @@ impl Core {
             None => self.started_at(),
         };
         log.0 = Some(now);
+        self.degree.store(degree, Ordering::Release);
+        self.max_degree.fetch_max(degree, Ordering::AcqRel);
+    }
+
+    /// Changes the degree by `delta` from now on (the core guard's threads come and go).
+    pub(crate) fn adjust_degree(&self, delta: isize) {
+        let mut log = self.degree_log.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        let current = self.degree.load(Ordering::Acquire);
+        if let Some(since) = log.0 {
+            log.1 += current as f64 * now.duration_since(since).as_secs_f64();
+        }
+        log.0 = Some(now);
+        let degree = current.saturating_add_signed(delta);
         self.degree.store(degree, Ordering::Release);
         self.max_degree.fetch_max(degree, Ordering::AcqRel);
     }

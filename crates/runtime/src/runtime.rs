@@ -1,19 +1,26 @@
 //! The runtime: pooled threads that run requests as the policy says.
+//!
+//! `threads.rs` holds what a pool thread does: start a request, help one, finish one, and
+//! under FM's core guard (`crate::guard`, docs/guard.md) hand its core on.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{unbounded, Receiver, Sender};
-use tailor_core::{Job, Noise, Policy};
+use crossbeam_channel::{unbounded, Sender};
+use tailor_core::{Admission, Job, Noise, Policy};
 
 use crate::admission::{Admitter, Decision};
-use crate::handle::{oneshot, Handle, RequestError, Timing};
+use crate::guard::{Gate, Refusal};
+use crate::handle::{oneshot, Handle, RequestError};
 use crate::metrics::{Metrics, MetricsSnapshot};
 use crate::noise::StallGate;
 use crate::priority::{set_current_nice, set_current_realtime, BoostMode};
 use crate::request::{Core, Request, Work};
+
+mod threads;
+use threads::{ordinary_loop, timing_now, work_on};
 
 /// How a runtime is set up.
 #[derive(Debug, Clone)]
@@ -28,8 +35,14 @@ pub struct RuntimeConfig {
     /// one per core.
     pub workers: Option<usize>,
     /// Ordinary pool threads; default: enough for every running request at the policy's
-    /// highest degree (pool policies) or twice the cores times the highest degree (FM).
+    /// highest degree (pool policies), the cores (FM under the core guard), or twice the
+    /// cores times the highest degree (FM without it).
     pub threads: Option<usize>,
+    /// FM's core guard (docs/guard.md): request threads never outnumber the cores, helpers
+    /// go only where a core is free and a unit is left, and a backlog runs sequentially.
+    /// On by default; off gives the FM paper's runtime (§4.2), whose threads may exceed
+    /// the cores. Policies with a worker pool ignore it.
+    pub guard: bool,
     /// Requests that may wait for admission; beyond it submissions are refused.
     pub queue_bound: usize,
     /// How boosting sets priorities; `None` finds out what the process may do.
@@ -51,7 +64,13 @@ impl RuntimeConfig {
             queue_bound: 100_000,
             boost_mode: None,
             noise: None,
+            guard: true,
         }
+    }
+
+    /// Whether the core guard applies: FM (no worker pool) with the guard on.
+    pub fn guarded(&self) -> bool {
+        self.guard && !self.policy.uses_worker_pool()
     }
 }
 
@@ -121,8 +140,10 @@ pub(crate) struct Shared {
     ordinary: Sender<Ticket>,
     /// The boost pool's tickets: a request to join, or `None` to exit.
     boost: Sender<Option<Arc<dyn Work>>>,
-    /// Whether the policy boosts some requests (looked up once).
+    /// Whether the policy boosts some requests (looked up once; never under the guard).
     boosts: bool,
+    /// FM's core guard, when on: a token per core and the requests waiting for one.
+    gate: Option<Gate<Arc<dyn Work>>>,
     /// Running requests at the maximum degree that wait for a boost slot. Boost slots are
     /// taken and given back only under this lock.
     boost_waiting: Mutex<Vec<Arc<dyn Work>>>,
@@ -158,17 +179,23 @@ impl Runtime {
         }
         let max_degree = config.policy.max_degree().max(1);
         let workers = config.workers.unwrap_or(config.cores).max(1);
+        let guarded = config.guarded();
         let threads = config
             .threads
             .unwrap_or(if config.policy.uses_worker_pool() {
                 workers * max_degree
+            } else if guarded {
+                // Every working thread holds a core, and so does every ticket on its way.
+                config.cores
             } else {
                 2 * config.cores * max_degree
             });
         if threads == 0 {
             return Err(StartError::BadConfig("threads must be at least 1".into()));
         }
-        let boosts = config.policy.boost(max_degree, 0, config.cores);
+        // Under the guard no request thread waits for a core, so priorities decide nothing
+        // among them: there is no boosting.
+        let boosts = !guarded && config.policy.boost(max_degree, 0, config.cores);
         let boost_mode = config.boost_mode.unwrap_or_else(BoostMode::detect);
         let (ordinary_tx, ordinary_rx) = unbounded();
         let (boost_tx, boost_rx) = unbounded();
@@ -177,7 +204,8 @@ impl Runtime {
             admitter: Admitter::new(config.policy.clone(), workers, config.queue_bound),
             ordinary: ordinary_tx,
             boost: boost_tx,
-            boosts: config.policy.boosts(),
+            boosts: !guarded && config.policy.boosts(),
+            gate: guarded.then(|| Gate::new(config.cores, config.queue_bound)),
             boost_waiting: Mutex::new(Vec::new()),
             cancelling: AtomicBool::new(false),
             next_id: AtomicU64::new(0),
@@ -220,7 +248,7 @@ impl Runtime {
                             set_current_realtime(priority);
                         }
                         while let Ok(Some(work)) = rx.recv() {
-                            work_on(&shared, &work, Role::Boost);
+                            let _ = work_on(&shared, &work, Role::Boost);
                         }
                     }),
                 )?);
@@ -243,7 +271,14 @@ impl Runtime {
                     if let Some(priority) = boost_mode.realtime_boost() {
                         set_current_realtime(priority + 1);
                     }
-                    s.admitter.release_delayed(|work| s.dispatch(work, false));
+                    s.admitter.release_delayed(|work| match &s.gate {
+                        Some(gate) => {
+                            if let Some(work) = gate.admit_delayed(work) {
+                                s.dispatch(work, false);
+                            }
+                        }
+                        None => s.dispatch(work, false),
+                    });
                 }),
             )?);
         }
@@ -287,7 +322,24 @@ impl Runtime {
         let (handle, completer) = oneshot();
         let work: Arc<dyn Work> = Arc::new(Request::new(core, job, completer));
         let load = s.metrics.load.fetch_add(1, Ordering::AcqRel) + 1;
-        match s.admitter.submit(&work, load) {
+        let decision = match &s.gate {
+            Some(gate) => match s.config.policy.admission(load) {
+                // FM's delay v0 is kept; a released request then waits for a core.
+                Admission::Delay(_) => s.admitter.submit(&work, load),
+                // Under the guard a request starts whenever a core is free and none
+                // waits; one the table would admit only on an exit starts at degree 1.
+                admission => match gate.arrive(work.clone()) {
+                    Ok(Some(_)) => Decision::Start {
+                        after_exit: admission == Admission::OnExit,
+                    },
+                    Ok(None) => Decision::Wait,
+                    Err(Refusal::Full) => Decision::Full,
+                    Err(Refusal::Closed) => Decision::Closed,
+                },
+            },
+            None => s.admitter.submit(&work, load),
+        };
+        match decision {
             Decision::Start { after_exit } => s.dispatch(work, after_exit),
             Decision::Wait => {}
             refused @ (Decision::Full | Decision::Closed) => {
@@ -305,7 +357,7 @@ impl Runtime {
 
     /// The live metrics.
     pub fn metrics(&self) -> MetricsSnapshot {
-        self.shared.metrics.snapshot(self.shared.admitter.waiting())
+        self.shared.metrics.snapshot(self.shared.waiting())
     }
 
     /// Stops the runtime, draining or cancelling what is unfinished, and waits for its
@@ -325,10 +377,17 @@ impl Runtime {
     fn begin_stop(&self, how: Shutdown) {
         let s = &self.shared;
         s.admitter.stop_accepting();
+        if let Some(gate) = &s.gate {
+            gate.stop_accepting();
+        }
         // No stall outlasts the stop.
         s.stall.stop();
         if how == Shutdown::Cancel {
-            for work in s.admitter.take_waiting() {
+            let mut waiting = s.admitter.take_waiting();
+            if let Some(gate) = &s.gate {
+                waiting.extend(gate.take_waiting());
+            }
+            for work in waiting {
                 s.metrics.cancelled.fetch_add(1, Ordering::Relaxed);
                 work.complete(
                     Some(RequestError::Cancelled),
@@ -366,7 +425,7 @@ impl Runtime {
             let _ = t.join();
         }
         ShutdownReport {
-            metrics: s.metrics.snapshot(s.admitter.waiting()),
+            metrics: s.metrics.snapshot(s.waiting()),
         }
     }
 }
@@ -377,266 +436,4 @@ impl Drop for Runtime {
             self.stop(Shutdown::Drain);
         }
     }
-}
-
-/// The timing of a request that never started.
-fn timing_now(core: &Core, now: Instant) -> Timing {
-    Timing {
-        arrival: core.arrival,
-        start: now,
-        finish: now,
-        max_degree: 0,
-        mean_degree: 0.0,
-        boosted: false,
-    }
-}
-
-/// An ordinary pool thread: starts requests and helps running ones.
-fn ordinary_loop(s: &Arc<Shared>, rx: &Receiver<Ticket>) {
-    ORDINARY.with(|o| o.set(true));
-    loop {
-        // A request this thread admitted when its last one finished starts here, without
-        // a round trip through the channel.
-        if let Some((work, after_exit)) = NEXT.with(|n| n.borrow_mut().take()) {
-            s.start(&work, after_exit);
-            continue;
-        }
-        match rx.recv() {
-            Ok(Ticket::Start(work, after_exit)) => s.start(&work, after_exit),
-            Ok(Ticket::Help(work)) => work_on(s, &work, Role::Helper),
-            Ok(Ticket::Stop) | Err(_) => return,
-        }
-    }
-}
-
-thread_local! {
-    /// Whether this thread is an ordinary pool thread.
-    static ORDINARY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    /// The next request for this ordinary pool thread to start.
-    static NEXT: std::cell::RefCell<Option<(Arc<dyn Work>, bool)>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-impl Shared {
-    /// Sends a request to be started by a pool thread.
-    fn dispatch(&self, work: Arc<dyn Work>, after_exit: bool) {
-        let _ = self.ordinary.send(Ticket::Start(work, after_exit));
-    }
-
-    /// A request leaves the system.
-    fn leave(&self) {
-        if self.metrics.load.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let (lock, idle) = &self.idle;
-            let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
-            idle.notify_all();
-        }
-    }
-
-    /// Starts a request on the calling pool thread at the policy's degree.
-    fn start(self: &Arc<Self>, work: &Arc<dyn Work>, after_exit: bool) {
-        let core = work.core();
-        *core.start.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
-        let load = self.metrics.load.load(Ordering::Acquire);
-        let degree = if after_exit {
-            1
-        } else {
-            let hint = core.demand_hint_ms.unwrap_or(0.0);
-            self.config.policy.start_degree(load, hint).max(1)
-        };
-        if core.units == 0 {
-            core.set_degree(1);
-            self.finish(work);
-            return;
-        }
-        if !self.raise(work, 0, degree) {
-            work_on(self, work, Role::Main);
-        }
-    }
-
-    /// Raises a request from `current` to `wanted` threads. At the maximum degree of a
-    /// boosting policy it waits for a boost slot, which [`Shared::fill_boost`] gives to
-    /// the oldest waiting request; if it gets one now it moves to the boost pool.
-    /// Otherwise it gets ordinary helpers. Returns whether the request moved to the
-    /// boost pool (the caller then leaves it).
-    fn raise(&self, work: &Arc<dyn Work>, current: usize, wanted: usize) -> bool {
-        let core = work.core();
-        core.set_degree(wanted);
-        if self.boosts && self.config.policy.boost(wanted, 0, usize::MAX) {
-            let mut waiting = self.boost_waiting.lock().unwrap_or_else(|e| e.into_inner());
-            waiting.push(work.clone());
-            self.fill_boost(&mut waiting);
-            if core.boosted.load(Ordering::Acquire) {
-                return true;
-            }
-        }
-        // The request keeps its current threads (at least the caller) and gets helpers.
-        // If it is boosted later, they leave it between units.
-        for _ in current.max(1)..wanted {
-            let _ = self.ordinary.send(Ticket::Help(work.clone()));
-        }
-        false
-    }
-
-    /// Selective thread priority boosting (FM paper §4.1-4.2): while the boosted threads
-    /// stay fewer than the cores, the oldest waiting request (by arrival) moves to the
-    /// boost pool. Called with the waiting list locked, when a request joins it and when
-    /// a boosted request leaves.
-    fn fill_boost(&self, waiting: &mut Vec<Arc<dyn Work>>) {
-        loop {
-            let Some(i) = (0..waiting.len())
-                .min_by_key(|&i| (waiting[i].core().arrival, waiting[i].core().id))
-            else {
-                return;
-            };
-            let degree = waiting[i].core().degree.load(Ordering::Acquire);
-            let boosted = &self.metrics.boosted_threads;
-            if !self
-                .config
-                .policy
-                .boost(degree, boosted.load(Ordering::Acquire), self.config.cores)
-            {
-                return;
-            }
-            let work = waiting.swap_remove(i);
-            boosted.fetch_add(degree, Ordering::AcqRel);
-            work.core().boosted.store(true, Ordering::Release);
-            for _ in 0..degree {
-                let _ = self.boost.send(Some(work.clone()));
-            }
-        }
-    }
-
-    /// A finishing request leaves the boost waiting list, or gives its boost slots back
-    /// to the oldest waiting request. Returns whether it was boosted.
-    fn leave_boost(&self, core: &Core) -> bool {
-        if !self.boosts {
-            return false;
-        }
-        let mut waiting = self.boost_waiting.lock().unwrap_or_else(|e| e.into_inner());
-        waiting.retain(|w| w.core().id != core.id);
-        let boosted = core.boosted.load(Ordering::Acquire);
-        if boosted {
-            self.metrics
-                .boosted_threads
-                .fetch_sub(core.degree.load(Ordering::Acquire), Ordering::AcqRel);
-            self.fill_boost(&mut waiting);
-        }
-        boosted
-    }
-
-    /// Finishes a request: merge, resolve the handle, record, admit the next.
-    fn finish(&self, work: &Arc<dyn Work>) {
-        let core = work.core();
-        let failure = core.take_failure();
-        let max_degree = core.max_degree.load(Ordering::Acquire).max(1);
-        let boosted = self.leave_boost(core);
-        let stop = || self.cancelling.load(Ordering::Acquire) || work.cancelled();
-        let (timing, failure) = work.complete(
-            failure,
-            &|finish| Timing {
-                arrival: core.arrival,
-                start: core.started_at(),
-                finish,
-                max_degree,
-                mean_degree: core.mean_degree(finish),
-                boosted,
-            },
-            &stop,
-        );
-        let counter = match &failure {
-            None => &self.metrics.completed,
-            Some(RequestError::Cancelled) => &self.metrics.cancelled,
-            Some(RequestError::Panicked(_)) => &self.metrics.failed,
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
-        let top = self.metrics.degrees.len();
-        self.metrics.degrees[max_degree.min(top) - 1].fetch_add(1, Ordering::Relaxed);
-        if core.measured {
-            self.metrics
-                .latency
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .record(timing.latency_ms());
-        }
-        if let Some((next, after_exit)) = self.admitter.exit() {
-            // An ordinary pool thread starts the next request itself once it is done
-            // here; others hand it to the pool.
-            if ORDINARY.with(|o| o.get()) && NEXT.with(|n| n.borrow().is_none()) {
-                NEXT.with(|n| *n.borrow_mut() = Some((next, after_exit)));
-            } else {
-                self.dispatch(next, after_exit);
-            }
-        }
-        self.leave();
-    }
-}
-
-/// A thread's work on one request: claim units until none are left (or, for an ordinary
-/// thread, until the request moves to the boost pool). The main thread re-examines the
-/// degree every quantum between units.
-fn work_on(s: &Arc<Shared>, work: &Arc<dyn Work>, role: Role) {
-    let core = work.core();
-    s.metrics.threads_in_use.fetch_add(1, Ordering::AcqRel);
-    let quantum = Duration::from_secs_f64(s.config.quantum_ms / 1000.0);
-    let started = core.started_at();
-    let mut next_check = started + quantum;
-    let self_schedules = role == Role::Main && s.config.policy.self_schedules();
-    let mut joined = false;
-    loop {
-        // An injected stall holds the thread here, before the tests below, so that what
-        // happened during it (a cancel, a boost) is seen before the next unit.
-        s.stall.pass();
-        // A cancelling shutdown, or a submitter that cancelled this request: skip the
-        // units left (the merge sees the same test).
-        if s.cancelling.load(Ordering::Acquire) || work.cancelled() {
-            let skipped = core.fail(RequestError::Cancelled);
-            if core.add_done(skipped) {
-                s.finish(work);
-            }
-            break;
-        }
-        if role != Role::Boost && core.boosted.load(Ordering::Acquire) {
-            break;
-        }
-        let Some(i) = core.claim() else { break };
-        let result = if joined {
-            work.run_unit(i)
-        } else {
-            joined = true;
-            work.join().and_then(|()| work.run_unit(i))
-        };
-        match result {
-            Ok(()) => {
-                if core.add_done(1) {
-                    s.finish(work);
-                    break;
-                }
-            }
-            Err(message) => {
-                let skipped = core.fail(RequestError::Panicked(message));
-                if core.add_done(1 + skipped) {
-                    s.finish(work);
-                }
-                break;
-            }
-        }
-        if self_schedules {
-            let now = Instant::now();
-            if now >= next_check {
-                let executed = now.duration_since(started);
-                let current = core.degree.load(Ordering::Acquire);
-                let load = s.metrics.load.load(Ordering::Acquire);
-                let wanted = s
-                    .config
-                    .policy
-                    .degree(load, executed.as_secs_f64() * 1000.0, current);
-                if wanted > current && s.raise(work, current, wanted) {
-                    break; // it moved to the boost pool
-                }
-                let ticks = (executed.as_secs_f64() / quantum.as_secs_f64()).floor() + 1.0;
-                next_check = started + quantum.mul_f64(ticks);
-            }
-        }
-    }
-    s.metrics.threads_in_use.fetch_sub(1, Ordering::AcqRel);
 }

@@ -59,6 +59,13 @@ fn config(cores: usize, policy: Policy) -> RuntimeConfig {
     c
 }
 
+/// The FM paper's runtime (§4.2): no core guard, so threads may outnumber the cores.
+fn paper(cores: usize, policy: Policy) -> RuntimeConfig {
+    let mut c = config(cores, policy);
+    c.guard = false;
+    c
+}
+
 fn fm_table(rows: Vec<(Vec<f64>, bool)>) -> Arc<IntervalTable> {
     let n = rows[0].0.len();
     Arc::new(IntervalTable::from_schedules(n, rows))
@@ -257,7 +264,7 @@ fn fm_delays_admission_by_v0_and_admits_on_exit() {
         (vec![20.0, 100.0], false),
         (vec![100.0, 100.0], true),
     ]);
-    let rt = Runtime::start(config(
+    let rt = Runtime::start(paper(
         4,
         Policy::Fm {
             table,
@@ -301,7 +308,7 @@ fn an_admit_on_exit_first_row_serves_every_request() {
 fn boosting_keeps_boosted_threads_below_the_cores() {
     // Every request starts at the maximum degree 2; with 3 cores one at a time is boosted.
     let table = fm_table(vec![(vec![0.0, 0.0], false)]);
-    let rt = Runtime::start(config(3, Policy::Fm { table, boost: true })).unwrap();
+    let rt = Runtime::start(paper(3, Policy::Fm { table, boost: true })).unwrap();
     let handles: Vec<_> = (0..12)
         .map(|_| rt.submit(Spin::new(8, 300)).unwrap())
         .collect();
@@ -326,7 +333,7 @@ fn a_freed_boost_slot_goes_to_a_request_already_running() {
     // taken and waits. When the first leaves, the second is boosted mid-run (FM paper
     // §4.1: the oldest threads are boosted), moving to the boost pool between units.
     let table = fm_table(vec![(vec![0.0, 0.0], false)]);
-    let rt = Runtime::start(config(3, Policy::Fm { table, boost: true })).unwrap();
+    let rt = Runtime::start(paper(3, Policy::Fm { table, boost: true })).unwrap();
     let first = rt.submit(Spin::new(10, 1000)).unwrap();
     let second = rt.submit(Spin::new(100, 1000)).unwrap();
     let first = first.wait().unwrap();
@@ -338,6 +345,131 @@ fn a_freed_boost_slot_goes_to_a_request_already_running() {
     );
     assert_eq!(second.output, (0..100).collect::<Vec<_>>());
     assert_eq!(rt.metrics().boosted_threads, 0);
+}
+
+// ---------------------------------------------------------------------------------------
+// FM's core guard (docs/guard.md)
+// ---------------------------------------------------------------------------------------
+
+/// A table that sends every request to degree `n` at once, at every load.
+fn all_at_once(n: usize) -> Arc<IntervalTable> {
+    fm_table(vec![(vec![0.0; n], false)])
+}
+
+#[test]
+fn the_guard_keeps_request_threads_within_the_cores() {
+    // A burst of requests, each asking for 16 threads from its start, on 2 cores.
+    let rt = Runtime::start(config(
+        2,
+        Policy::Fm {
+            table: all_at_once(16),
+            boost: true,
+        },
+    ))
+    .unwrap();
+    let handles: Vec<_> = (0..30)
+        .map(|_| rt.submit(Spin::new(16, 100)).unwrap())
+        .collect();
+    let outcomes: Vec<_> = handles.into_iter().map(|h| h.wait().unwrap()).collect();
+    assert!(outcomes
+        .iter()
+        .all(|d| d.output == (0..16).collect::<Vec<_>>()));
+    // The counters settle after the handles resolve: read them once the runtime drained.
+    let m = rt.shutdown(Shutdown::Drain).metrics;
+    assert!(
+        m.peak_threads_in_use <= 2,
+        "{} threads at once",
+        m.peak_threads_in_use
+    );
+    assert_eq!(m.completed, 30);
+    assert!(outcomes
+        .iter()
+        .all(|d| d.timing.max_degree <= 2 && !d.timing.boosted));
+    // Without the guard the same burst runs more threads than cores.
+    let rt = Runtime::start(paper(
+        2,
+        Policy::Fm {
+            table: all_at_once(16),
+            boost: false,
+        },
+    ))
+    .unwrap();
+    let handles: Vec<_> = (0..30)
+        .map(|_| rt.submit(Spin::new(16, 100)).unwrap())
+        .collect();
+    assert!(handles.into_iter().all(|h| h.wait().is_ok()));
+    assert!(rt.shutdown(Shutdown::Drain).metrics.peak_threads_in_use > 2);
+}
+
+#[test]
+fn a_waiting_request_takes_a_helpers_core_between_units() {
+    // On 2 cores the first request runs at degree 2 (40 units of 1 ms); the second
+    // arrives while both cores are taken and starts at the helper's next unit boundary,
+    // long before the first ends, at degree 1.
+    let rt = Runtime::start(config(
+        2,
+        Policy::Fm {
+            table: all_at_once(2),
+            boost: false,
+        },
+    ))
+    .unwrap();
+    let first = rt.submit(Spin::new(40, 1000)).unwrap();
+    std::thread::sleep(Duration::from_millis(5));
+    let second = rt.submit(Spin::new(4, 1000)).unwrap();
+    let (a, b) = (first.wait().unwrap(), second.wait().unwrap());
+    assert_eq!(a.timing.max_degree, 2);
+    assert!(
+        b.timing.start < a.timing.finish,
+        "the second waited for the first to end"
+    );
+    assert_eq!(
+        b.timing.max_degree, 1,
+        "a request from the backlog starts sequentially"
+    );
+    assert!(a.timing.mean_degree < 2.0, "the first gave a core away");
+}
+
+#[test]
+fn no_helper_is_sent_where_no_unit_is_left() {
+    // Degree 8 asked for a 3-unit request on 8 cores: 2 helpers at most (3 units, one
+    // for the first thread).
+    let rt = Runtime::start(config(
+        8,
+        Policy::Fm {
+            table: all_at_once(8),
+            boost: false,
+        },
+    ))
+    .unwrap();
+    let done = rt.submit(Spin::new(3, 2000)).unwrap().wait().unwrap();
+    assert!(done.timing.max_degree <= 3, "{}", done.timing.max_degree);
+    assert_eq!(done.output, vec![0, 1, 2]);
+}
+
+#[test]
+fn the_guard_cancels_waiting_requests_at_shutdown() {
+    let rt = Runtime::start(config(
+        1,
+        Policy::Fm {
+            table: all_at_once(2),
+            boost: false,
+        },
+    ))
+    .unwrap();
+    let handles: Vec<_> = (0..5)
+        .map(|_| rt.submit(Spin::new(20, 1000)).unwrap())
+        .collect();
+    let report = rt.shutdown(Shutdown::Cancel);
+    let m = report.metrics;
+    assert_eq!(m.completed + m.cancelled, 5);
+    assert!(m.cancelled >= 1);
+    let cancelled = handles
+        .into_iter()
+        .map(|h| h.wait())
+        .filter(|r| matches!(r, Err(RequestError::Cancelled)))
+        .count();
+    assert_eq!(cancelled as u64, m.cancelled);
 }
 
 // ---------------------------------------------------------------------------------------
