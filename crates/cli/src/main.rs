@@ -1,6 +1,7 @@
 //! The `tailor` binary: parses arguments into plain values and calls the library crates.
 
 mod bounds;
+mod calibrate;
 mod chart;
 mod demo;
 mod demo_profile;
@@ -47,6 +48,9 @@ enum Command {
     Profile(profile::ProfileArgs),
     /// Simulate policies on m modelled cores: one run, or a sweep over policies and loads.
     Simulate(simulate::SimulateArgs),
+    /// Calibrate the charged model to a machine from its profile and live SEQ runs: the
+    /// hand-off delay, helper cost and slowdown a request thread really costs there.
+    Calibrate(calibrate::CalibrateArgs),
     /// Run a workload live on the runtime with an open-loop load generator.
     Run(run::RunArgs),
     /// Index a real corpus with tantivy, profile and plan its queries, and compare SEQ,
@@ -71,6 +75,7 @@ fn main() -> ExitCode {
         Command::Plan(cmd) => plan::run(cmd),
         Command::Profile(args) => profile::run(args),
         Command::Simulate(args) => simulate::run(args),
+        Command::Calibrate(args) => calibrate::run(args),
         Command::Run(args) => run::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Serve(args) => {

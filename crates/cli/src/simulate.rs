@@ -3,13 +3,14 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use rayon::prelude::*;
 use tailor_core::{
-    Arrivals, CoreSet, Demand, DemandModel, Dissolve, HeteroPolicy, Noise, Reissue, RunSummary,
-    SpeedTrace, Speedup, StealPolicy, Tables, HETERO_POLICY_FORMS,
+    Arrivals, Calibration, CoreSet, Demand, DemandModel, Dissolve, HeteroPolicy, Noise, Reissue,
+    RunSummary, SpeedTrace, Speedup, StealPolicy, Tables, HETERO_POLICY_FORMS,
 };
 use tailor_sim::{
     simulate, simulate_fanout, simulate_hetero, simulate_steal, write_records, write_shard_records,
@@ -110,6 +111,16 @@ pub(crate) struct SimulateArgs {
     /// a request with no unit left, as in tailor's runtime).
     #[arg(long, value_enum, default_value_t = Threads::Held)]
     thread_model: Threads,
+    /// Thread-pool policies: a machine's calibration from `tailor calibrate`. The run then
+    /// follows the runtime thread by thread, unit by unit, and charges what the
+    /// calibration measured: hand-off delays, helper costs, merges and the slowdown
+    /// under load (docs/calibration.md); --thread-model is not used.
+    #[arg(long, value_name = "FILE")]
+    calibration: Option<PathArg>,
+    /// With --calibration: model FM without its core guard, as the FM paper's runtime
+    /// (`tailor run --no-guard`).
+    #[arg(long, requires = "calibration")]
+    no_guard: bool,
     /// Write per-request records (CSV) of a single run here.
     #[arg(long)]
     records: Option<PathArg>,
@@ -332,6 +343,11 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
         .map(SpeedTrace::read)
         .transpose()
         .context("--speed-trace")?;
+    let calibration = args
+        .calibration
+        .as_deref()
+        .map(|p| Calibration::read(p).map(Arc::new))
+        .transpose()?;
     let demand = Demand::parse(&args.demand)?;
     let speedup = args.speedup.as_deref().map(Speedup::parse).transpose()?;
     let demand = DemandModel::new(demand, speedup)?;
@@ -375,6 +391,13 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
         if !matches!(family, Family::Hetero(_)) {
             ensure_uniform(&core_set, &format!("--policy {}", policy_name(policy)))?;
         }
+        if calibration.is_some() && !matches!(family, Family::Threads | Family::Fanout) {
+            bail!(
+                "--calibration: the charged model runs the thread-pool policies (seq, fix, \
+                 interval, rc, adaptive, fm), not {}",
+                policy_name(policy)
+            );
+        }
         for &rps in &rps_list {
             for &seed in &seeds {
                 let mut cfg = SimConfig::new(
@@ -392,6 +415,8 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
                 cfg.workers = args.workers;
                 cfg.boost_nice = args.boost_nice;
                 cfg.thread_model = args.thread_model.into();
+                cfg.calibration = calibration.clone();
+                cfg.guard = !args.no_guard;
                 cfg.trace = args.trace.is_some();
                 cfg.records = args.records.is_some();
                 if matches!(family, Family::Hetero(_)) {

@@ -7,6 +7,7 @@
 mod arrivals;
 mod baselines;
 mod bootstrap;
+mod calibration;
 mod control;
 mod csvfile;
 mod demand;
@@ -32,6 +33,10 @@ pub use arrivals::{
 };
 pub use baselines::{oblivious_moves, rc_moves, RcRequest};
 pub use bootstrap::{mean_ci, quantile_ci, ratio_to_best_ci, Bootstrap, Estimate, Verdict};
+pub use calibration::{
+    serial_fraction, Calibration, CalibrationRun, CalibrationSource, Curve, Units,
+    CALIBRATION_KIND, MIN_SLOWDOWN,
+};
 pub use control::{
     identify_schedule, EetlController, EetlPlan, GainSet, Reactive, EETL_PLAN_KIND,
     IDENTIFY_LEVELS, RISE_WINDOWS,

@@ -7,6 +7,7 @@
 
 mod adaptive;
 mod as2f;
+mod calibrate;
 mod fm;
 mod rc;
 mod reissue;
@@ -17,6 +18,7 @@ pub use as2f::{
     design_interval, identify_first_order, identify_open_loop, low_load_exhaustive, pole_placement,
     ArxFit, As2fError, IntervalDesign, LowLoad, LowLoadSolution,
 };
+pub use calibrate::{calibrate, CalibrateError, CalibrateInput};
 pub use fm::{
     binned_problem, plan_fm, plan_fm_exhaustive, tail_rank, FmParams, FmProblem, PlanError,
     Prediction, Progress, WaitModel, PARALLELISM_TOLERANCE,

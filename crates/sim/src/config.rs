@@ -1,6 +1,10 @@
 //! What a simulation run is given, and the checks that refuse impossible settings.
 
-use tailor_core::{ArrivalError, Arrivals, DemandModel, Policy, ThreadModel, MAX_REQUESTS};
+use std::sync::Arc;
+
+use tailor_core::{
+    ArrivalError, Arrivals, Calibration, DemandModel, Policy, ThreadModel, MAX_REQUESTS,
+};
 
 /// The shortest self-scheduling quantum, in ms.
 const MIN_QUANTUM_MS: f64 = 1e-3;
@@ -53,6 +57,15 @@ pub struct SimConfig {
     /// FM paper's held threads, the default) or s(d) (threads that leave when their
     /// request has no unit left, as in tailor's runtime).
     pub thread_model: ThreadModel,
+
+    /// A machine's calibration: when given, the run follows the runtime thread by
+    /// thread at unit granularity and charges what the calibration measured (the
+    /// charged model, `threads.rs`); `thread_model` is then not used.
+    pub calibration: Option<Arc<Calibration>>,
+
+    /// Under the charged model, FM's core guard (docs/guard.md), as in the runtime; off
+    /// gives the FM paper's runtime. The fluid model has no guard.
+    pub guard: bool,
 }
 
 impl SimConfig {
@@ -85,6 +98,8 @@ impl SimConfig {
             capacity: None,
             fast_path: true,
             thread_model: ThreadModel::Held,
+            calibration: None,
+            guard: true,
         }
     }
 

@@ -188,6 +188,10 @@ pub fn simulate(cfg: &SimConfig) -> Result<SimOutput, SimError> {
     let count = cfg.request_count();
     let (arrival_rng, demand_rng) = workload_rngs(cfg.seed);
     let mut arrivals = cfg.arrivals.stream(cfg.rps, count, arrival_rng)?;
+    if let Some(calibration) = &cfg.calibration {
+        let (measured, trace) = crate::threads::run(cfg, calibration, arrivals, demand_rng);
+        return Ok(finish(cfg, measured, trace));
+    }
     if fast::applies(cfg) {
         return Ok(finish(
             cfg,

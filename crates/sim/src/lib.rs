@@ -65,6 +65,7 @@ mod queue;
 mod rayon_pool;
 mod report;
 mod steal;
+mod threads;
 mod time;
 
 pub use config::{SimConfig, SimError};
