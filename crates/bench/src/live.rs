@@ -59,6 +59,9 @@ pub struct LiveConfig {
     pub warmup: Option<usize>,
     /// Worker threads for policies with a pool; `None` means one per core.
     pub workers: Option<usize>,
+    /// FM's core guard (`RuntimeConfig::guard`, docs/guard.md); off runs the FM paper's
+    /// runtime, whose threads may outnumber the cores.
+    pub guard: bool,
     /// When set, requests run on the work-stealing executor (one worker per core) under
     /// this policy, and `policy`, `quantum_ms` and `workers` are not used.
     pub steal: Option<StealPolicy>,
@@ -197,6 +200,7 @@ impl Engine {
                 let mut rc = RuntimeConfig::new(cfg.cores, cfg.policy.clone());
                 rc.quantum_ms = cfg.quantum_ms;
                 rc.workers = cfg.workers;
+                rc.guard = cfg.guard;
                 Engine::Threads(Runtime::start(rc)?)
             }
         })

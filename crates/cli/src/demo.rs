@@ -619,6 +619,7 @@ fn live_config(cores: usize, policy: Policy, rps: f64, requests: usize, seed: u6
         target_ms: None,
         warmup: None,
         workers: None,
+        guard: true,
         steal: None,
         dissolve: Dissolve::Prompt,
         rayon: false,

@@ -9,6 +9,7 @@ mod demo_report;
 mod emulate;
 mod fanout;
 mod plan;
+mod plan_check;
 mod plan_eetl;
 mod plan_reissue;
 mod profile;

@@ -8,16 +8,18 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 use tailor_core::{
-    seeded_rng, AdaptiveTable, Arrivals, BinnedDistribution, Demand, DemandModel, DemandProfile,
-    IntervalRow, IntervalTable, Policy, Speedup, TailControlTable, ThreadModel,
+    seeded_rng, AdaptiveTable, Arrivals, BinnedDistribution, Calibration, Demand, DemandModel,
+    DemandProfile, IntervalRow, IntervalTable, Policy, Speedup, TailControlTable, ThreadModel,
 };
 use tailor_plan::{
-    binned_problem, plan_adaptive, plan_fm, plan_fm_exhaustive, plan_rc, plan_tail_control,
-    AdaptiveParams, FmParams, FmProblem, TailControlParams, WaitModel,
+    binned_problem, default_max_degree, plan_adaptive, plan_fm, plan_fm_exhaustive, plan_rc,
+    plan_tail_control, AdaptiveParams, FmParams, FmProblem, TailControlParams, WaitModel,
+    EFFICIENCY_THRESHOLD,
 };
 use tailor_sim::{simulate, SimConfig};
 
 use crate::bounds;
+use crate::plan_check::{check_table, report};
 use crate::{interactive, write_output, PathArg};
 
 #[derive(Debug, Subcommand)]
@@ -148,14 +150,16 @@ pub(crate) struct OutputArgs {
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("target").required(true).multiple(true)
-    .args(["cores", "target_parallelism"])))]
+    .args(["cores", "target_parallelism", "calibration"])))]
 pub(crate) struct FmArgs {
     /// Demand profile CSV: request,t1_ms,...,tN_ms.
     #[arg(long)]
     profile: PathArg,
-    /// n: the maximum degree of parallelism per request.
+    /// n: the maximum degree of parallelism per request. Default: the highest degree
+    /// whose work-weighted efficiency s(d)/d in the profile is at least 0.5
+    /// (`tailor_plan::EFFICIENCY_THRESHOLD`; the FM paper stopped Lucene at 4, Bing at 3).
     #[arg(long, value_parser = bounds::THREADS)]
-    max_degree: usize,
+    max_degree: Option<usize>,
     /// M: the cores the requests share. The target parallelism defaults to M.
     #[arg(long, value_parser = bounds::THREADS)]
     cores: Option<usize>,
@@ -192,8 +196,17 @@ pub(crate) struct FmArgs {
     #[arg(long, value_enum, default_value_t = Waits::Running)]
     wait_model: Waits,
     /// How Eq. 1-2 charge a request's threads at degree d.
-    #[arg(long, value_enum, default_value_t = Threads::Held)]
+    #[arg(long, value_enum, default_value_t = Threads::Held, conflicts_with = "calibration")]
     thread_model: Threads,
+    /// A machine's calibration from `tailor calibrate`: plan as it prices a thread (work
+    /// slowed as measured at the target parallelism, each request charged the threads it
+    /// keeps busy plus its help tickets' CPU) instead of --thread-model.
+    #[arg(long, value_name = "FILE")]
+    calibration: Option<PathArg>,
+    /// Skip the check that simulates the planned table against SEQ under the charged
+    /// model and warns where FM is worse.
+    #[arg(long)]
+    no_check: bool,
     /// Search only schedules that step through these degrees, such as 1,2,4,8: from 1
     /// up to --max-degree, skipping the rest (they get zero intervals in the table), so
     /// a high --max-degree costs the search as many intervals as the list has entries
@@ -272,9 +285,26 @@ pub(crate) fn run(cmd: PlanCommand) -> anyhow::Result<()> {
 
 fn fm(args: FmArgs) -> anyhow::Result<()> {
     let profile = DemandProfile::read(&args.profile)?;
-    let target_parallelism = fm_target(args.cores, args.target_parallelism)?;
+    let calibration = args
+        .calibration
+        .as_deref()
+        .map(Calibration::read)
+        .transpose()?;
+    let cores = args.cores.or(calibration.as_ref().map(|c| c.cores));
+    let target_parallelism = fm_target(cores, args.target_parallelism)?;
+    let max_degree = match args.max_degree {
+        Some(n) => n,
+        None => {
+            let n = default_max_degree(&profile, EFFICIENCY_THRESHOLD);
+            eprintln!(
+                "max degree {n}: the highest whose efficiency s(d)/d in the profile is at least \
+                 {EFFICIENCY_THRESHOLD} (--max-degree to choose)"
+            );
+            n
+        }
+    };
     let params = FmParams {
-        max_degree: args.max_degree,
+        max_degree,
         target_parallelism,
         step_ms: args.step_ms,
         max_interval_ms: args.max_interval_ms,
@@ -286,7 +316,12 @@ fn fm(args: FmArgs) -> anyhow::Result<()> {
         },
         thread_model: args.thread_model.into(),
     };
-    let exact = match &args.degrees {
+    let degrees = args.degrees.clone().map(|d| {
+        d.into_iter()
+            .filter(|&d| d <= max_degree)
+            .collect::<Vec<_>>()
+    });
+    let exact = match &degrees {
         Some(degrees) => FmProblem::with_degrees(&profile, params.clone(), degrees)?,
         None => FmProblem::new(&profile, params.clone())?,
     };
@@ -294,6 +329,11 @@ fn fm(args: FmArgs) -> anyhow::Result<()> {
         Some(k) => binned_problem(&profile, params, k)?,
         None => exact.clone(),
     };
+    let charge = |p: FmProblem| match &calibration {
+        Some(c) => p.charged(c, cores.unwrap_or(c.cores)),
+        None => p,
+    };
+    let (exact, problem) = (charge(exact), charge(problem));
     let started = Instant::now();
     let table = search(&problem, args.method, "planning")?;
     eprintln!(
@@ -314,6 +354,14 @@ fn fm(args: FmArgs) -> anyhow::Result<()> {
             None
         };
         report_binned(&exact, &table, optimum.as_ref())?;
+    }
+    if !args.no_check {
+        let m = cores.unwrap_or(target_parallelism.ceil().max(1.0) as usize);
+        let table = std::sync::Arc::new(table.clone());
+        match check_table(&profile, &table, m, calibration.as_ref()) {
+            Ok(rows) => report(&rows, calibration.is_some()),
+            Err(e) => eprintln!("check: skipped ({e:#})"),
+        }
     }
     write_output(args.output.out.as_deref(), |w| match args.output.format {
         TableFormat::Json => table.write(w),

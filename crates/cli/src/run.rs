@@ -81,6 +81,10 @@ pub(crate) struct RunArgs {
     /// Worker threads for policies with a pool, all but FM (default: one per core).
     #[arg(long, value_parser = bounds::THREADS)]
     workers: Option<usize>,
+    /// FM without its core guard: the FM paper's runtime (§4.2), whose helpers go
+    /// wherever the table says and whose threads may outnumber the cores (docs/guard.md).
+    #[arg(long)]
+    no_guard: bool,
     /// Write per-request records (CSV) here.
     #[arg(long)]
     records: Option<PathArg>,
@@ -196,6 +200,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
         target_ms: args.target_ms,
         warmup: args.warmup,
         workers: args.workers,
+        guard: !args.no_guard,
         steal,
         dissolve: args.dissolve,
         rayon,

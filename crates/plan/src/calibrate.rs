@@ -207,12 +207,14 @@ pub fn calibrate(
         });
     }
 
-    // Slowdown: 1 + a u through (0, 1).
+    // Slowdown: 1 + a u through (0, 1), u as a request sees it. A running request is
+    // itself one of the busy threads, so it sees more of them than the time average:
+    // with the busy threads about Poisson, E[n^2] / E[n] = E[n] + 1 of them (capped at
+    // the cores).
+    let seen = |l: &Load| ((l.busy * cores as f64 + 1.0) / cores as f64).min(1.0);
     let (num, den) = stable.iter().fold((0.0, 0.0), |(n, d), l| {
-        (
-            n + l.busy * (l.on_thread_ms / mean_t1 - 1.0),
-            d + l.busy * l.busy,
-        )
+        let u = seen(l);
+        (n + u * (l.on_thread_ms / mean_t1 - 1.0), d + u * u)
     });
     let a = (num / den).max(MIN_SLOWDOWN - 1.0);
     let slowdown = Curve::through(vec![[0.0, 1.0], [1.0, 1.0 + a]], MIN_SLOWDOWN);

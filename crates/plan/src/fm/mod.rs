@@ -16,7 +16,9 @@ mod exhaustive;
 mod model;
 mod search;
 
-use tailor_core::{DemandProfile, IntervalRow, IntervalTable, ThreadModel, INTERVAL_TABLE_KIND};
+use tailor_core::{
+    Calibration, DemandProfile, IntervalRow, IntervalTable, ThreadModel, INTERVAL_TABLE_KIND,
+};
 
 pub use bins::binned_problem;
 pub use exhaustive::plan_fm_exhaustive;
@@ -116,6 +118,33 @@ pub enum PlanError {
         limit: f64,
     },
 }
+
+/// The default maximum degree for a profile: the highest degree whose work-weighted
+/// efficiency s(d) / d is at least `threshold`. Haque et al. stopped Lucene at degree 4
+/// and Bing at 3 (ASPLOS 2015, §6-7), where their speedups flatten; see
+/// [`EFFICIENCY_THRESHOLD`] for the value tailor uses.
+pub fn default_max_degree(profile: &DemandProfile, threshold: f64) -> usize {
+    let work: f64 = profile.requests().iter().map(|r| r.seq_ms()).sum();
+    (1..=profile.max_degree())
+        .take_while(|&d| {
+            let time: f64 = profile
+                .requests()
+                .iter()
+                .map(|r| r.seq_ms() / r.speedup(d))
+                .sum();
+            work / time / d as f64 >= threshold
+        })
+        .last()
+        .unwrap_or(1)
+}
+
+/// The efficiency s(d) / d below which the default maximum degree stops: 0.5, where a
+/// helper adds less than half a core's worth of progress. Under tailor's core guard a
+/// helper holds a core that a waiting request would use at full efficiency, so a helper
+/// worth less than half of it loses as soon as requests queue. On the 16-core search
+/// profile of 2026-11-27 (s(4) = 2.14, s(5) = 2.37) it gives 4; the FM paper's Lucene
+/// (degree 4) and Bing (3) choices sit at efficiencies of about 0.6-0.8.
+pub const EFFICIENCY_THRESHOLD: f64 = 0.5;
 
 /// The most schedules (grid points of S without v0) the planner accepts: 1000 times the
 /// paper-scale search (101^3 schedules, about 2 s here).
@@ -341,6 +370,28 @@ impl FmProblem {
         })
     }
 
+    /// The problem charged as a machine's calibration prices a thread (tailor's departure
+    /// from Eq. 1-2, docs/calibration.md): work takes the calibrated slowdown at the
+    /// target parallelism's busy cores longer, and a request at degree d is charged the
+    /// threads it keeps busy, s(d) (its threads leave when out of units), plus the CPU
+    /// of its d - 1 help tickets spread over its time at d; never more than d.
+    pub fn charged(mut self, calibration: &Calibration, cores: usize) -> Self {
+        let busy = (self.params.target_parallelism / cores.max(1) as f64).min(1.0);
+        let slowdown = calibration.slowdown_at(busy);
+        let h = calibration.helper_cost_ms;
+        let n = self.n();
+        for r in 0..self.seq.len() {
+            self.seq[r] *= slowdown;
+            let seq = self.seq[r];
+            for i in 0..n {
+                let d = self.degrees[i] as f64;
+                let s = self.speedups[r * n + i];
+                self.charges[r * n + i] = (s.min(d) + (d - 1.0) * h * s / seq).min(d);
+            }
+        }
+        self
+    }
+
     /// The parameters.
     pub fn params(&self) -> &FmParams {
         &self.params
@@ -553,4 +604,67 @@ pub(crate) fn build_table(
         max_interval_ms: p.max_interval_ms,
         rows,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tailor_core::{Curve, RequestProfile, Units};
+
+    fn profile(times: &[&[f64]]) -> DemandProfile {
+        DemandProfile::new(
+            times
+                .iter()
+                .enumerate()
+                .map(|(i, t)| RequestProfile {
+                    id: format!("q{i}"),
+                    times_ms: t.to_vec(),
+                })
+                .collect(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_default_maximum_degree_stops_where_efficiency_falls_below_the_threshold() {
+        // s(2) = 1.8 (0.9), s(3) = 2.4 (0.8), s(4) = 2.5 (0.625), s(5) = 2.5 (0.5),
+        // s(6) = 2.5 (0.42).
+        let p = profile(&[&[10.0, 10.0 / 1.8, 10.0 / 2.4, 4.0, 4.0, 4.0]]);
+        assert_eq!(default_max_degree(&p, 0.5), 5);
+        assert_eq!(default_max_degree(&p, 0.6), 4);
+        assert_eq!(default_max_degree(&p, 0.95), 1);
+    }
+
+    #[test]
+    fn a_calibration_charges_busy_threads_help_tickets_and_slowdown() {
+        let p = profile(&[&[10.0, 6.0, 4.0]]);
+        let params = FmParams {
+            max_degree: 3,
+            target_parallelism: 4.0,
+            step_ms: 1.0,
+            max_interval_ms: 2.0,
+            percentile: 0.99,
+            max_load: 2,
+            wait_model: WaitModel::Running,
+            thread_model: ThreadModel::Held,
+        };
+        let held = FmProblem::new(&p, params).unwrap();
+        assert_eq!(held.c(0), &[1.0, 2.0, 3.0]);
+        let mut cal = Calibration::ideal(8, Units::Count(16));
+        cal.helper_cost_ms = 0.5;
+        cal.slowdown = Curve::through(vec![[0.0, 1.0], [1.0, 3.0]], 0.5);
+        let charged = held.clone().charged(&cal, 8);
+        // Target 4 on 8 cores: half the cores busy, slowdown 2; 20 ms of work.
+        assert_eq!(charged.seq[0], 20.0);
+        // Degree 2: s = 5/3 busy, plus 1 ticket of 0.5 ms over 12 ms at degree 2.
+        assert!((charged.c(0)[1] - (5.0 / 3.0 + 0.5 / 12.0)).abs() < 1e-12);
+        // Degree 3: s = 2.5, plus 2 tickets over 8 ms.
+        assert!((charged.c(0)[2] - (2.5 + 2.0 * 0.5 * 2.5 / 20.0)).abs() < 1e-12);
+        assert_eq!(charged.c(0)[0], 1.0);
+        // Never more than d: a linear speedup keeps its d threads busy already.
+        let linear = FmProblem::new(&profile(&[&[10.0, 5.0, 10.0 / 3.0]]), held.params.clone())
+            .unwrap()
+            .charged(&cal, 8);
+        assert_eq!(linear.c(0), &[1.0, 2.0, 3.0]);
+    }
 }
