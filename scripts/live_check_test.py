@@ -114,6 +114,17 @@ class VerdictTest(unittest.TestCase):
         self.assertEqual(lc.degree_ladder(6), [1, 2, 4, 6])
         self.assertEqual(lc.degree_ladder(8), [1, 2, 4, 8])
 
+    def test_repair_calibration(self):
+        cal = {"cores": 2, "dispatch_ms": {"points": [[0.0, 2.1], [1.0, -2.6]], "floor": 0.0},
+               "slowdown": {"points": [[0.0, 1.0], [1.0, 1.9]], "floor": 0.5},
+               "source": {"runs": [{"dispatch_ms": -1.0}]}}
+        fixed, changes = lc.repair_calibration(cal)
+        self.assertEqual(fixed["dispatch_ms"]["points"], [[0.0, 2.1], [1.0, 0.0]])
+        self.assertEqual(fixed["slowdown"], cal["slowdown"])
+        self.assertEqual(cal["dispatch_ms"]["points"][1][1], -2.6)  # the input is left alone
+        self.assertEqual(len(changes), 1)
+        self.assertEqual(lc.repair_calibration(fixed)[1], [])
+
     def test_dictd_number(self):
         self.assertEqual(lc.dictd_number("A"), 0)
         self.assertEqual(lc.dictd_number("b"), 27)

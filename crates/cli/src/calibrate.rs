@@ -97,6 +97,13 @@ pub(crate) fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         (None, Some(ms)) => Some(Units::UnitMs(ms)),
         (None, None) => None,
     };
+    if units.is_none() {
+        eprintln!(
+            "tailor: units: {} per request, the profile's highest degree (search's units are \
+             its index segments: pass --units SEGMENTS, or --unit-ms for synthetic work)",
+            profile.max_degree()
+        );
+    }
     let input = CalibrateInput {
         profile: &profile,
         profile_name: args.profile.display().to_string(),

@@ -12,8 +12,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tailor_bench::{run_live, LiveConfig, SchedulerGuard, SearchSource};
-use tailor_core::{Arrivals, Bootstrap, DemandProfile, Dissolve, Estimate, Policy, Tables};
-use tailor_plan::{plan_adaptive, plan_fm, AdaptiveParams, FmParams, FmProblem, WaitModel};
+use tailor_core::{Arrivals, Bootstrap, DemandProfile, Dissolve, Estimate, Policy};
 use tailor_sim::PoolModel;
 use tailor_workloads::search::{PreparedSearch, GCIDE_DICT};
 
@@ -23,6 +22,7 @@ use crate::demo_profile::query_profile;
 use crate::demo_report::{
     print_home_check, print_projection, print_table, threads_note, within_15,
 };
+use crate::demo_setup::{costs_of, delivered_costs, plan, probe_capacity, projection_calibration};
 use crate::plan::{Threads, Waits};
 use crate::progress::Bar;
 use crate::projection::{
@@ -47,21 +47,21 @@ pub(crate) enum DemoFormat {
 pub(crate) struct DemoArgs {
     /// table (for people) or json (one run summary per line).
     #[arg(long, value_enum, default_value_t = DemoFormat::Table)]
-    format: DemoFormat,
+    pub(crate) format: DemoFormat,
     #[command(flatten)]
-    search: SearchArgs,
+    pub(crate) search: SearchArgs,
     /// Queries to profile; the live runs draw from these.
     #[arg(long, default_value_t = 400, value_parser = bounds::COUNT)]
-    profiled: usize,
+    pub(crate) profiled: usize,
     /// Runs per query and degree in the profile (the FM paper used at least 10).
     #[arg(long, default_value_t = 10, value_parser = bounds::COUNT)]
-    repeat: usize,
+    pub(crate) repeat: usize,
     /// Loads, as fractions of SEQ's capacity (cores / mean query time).
     #[arg(long, value_delimiter = ',', default_values_t = [0.3, 0.45, 0.6, 0.75, 0.9])]
-    loads: Vec<f64>,
+    pub(crate) loads: Vec<f64>,
     /// Seconds of arrivals in each live run.
     #[arg(long, default_value_t = 1.5, value_parser = bounds::SECONDS)]
-    seconds: f64,
+    pub(crate) seconds: f64,
     /// Rounds: each runs every policy at every load once, in a shuffled order, so that a
     /// slow minute of the machine falls on all policies alike. Eight rounds of 1.5 s
     /// rather than four of 3 s: the intervals rest on how much the runs differ, which
@@ -69,55 +69,61 @@ pub(crate) struct DemoArgs {
     /// called FM "worse" in 17 of 300 simulated loads, eight in 1 (docs/demo.md,
     /// "Intervals and the verdict").
     #[arg(long, default_value_t = 8, value_parser = bounds::COUNT)]
-    rounds: usize,
+    pub(crate) rounds: usize,
     /// Times a run that met noise (other programs or the hypervisor taking over 5% of
     /// the cores, or a stall over 10 ms) is repeated before it is kept and flagged.
     #[arg(long, default_value_t = 2, value_parser = bounds::COUNT0)]
-    retries: usize,
+    pub(crate) retries: usize,
     /// A shorter demo (within about 3 minutes once built and profiled): 2 rounds of
     /// 2-second runs at 30%, 60% and 90% load, and 5,000 requests per projected run.
     /// Overrides --rounds, --seconds, --loads and --projected-requests.
     #[arg(long)]
-    quick: bool,
+    pub(crate) quick: bool,
     /// Requests in each projected (simulated) run.
     #[arg(long, default_value_t = 20_000, value_parser = bounds::REQUESTS)]
-    projected_requests: usize,
+    pub(crate) projected_requests: usize,
     /// Cores to plan for and measure against (default: the machine's).
     #[arg(long, value_parser = bounds::THREADS)]
-    cores: Option<usize>,
+    pub(crate) cores: Option<usize>,
     /// SEQ's live capacity in queries per second, which the loads are fractions of
     /// (default: measured by a short SEQ run at half the profile's capacity). Set it to
     /// repeat an earlier run's rates exactly.
     #[arg(long, value_parser = bounds::RPS)]
-    capacity: Option<f64>,
+    pub(crate) capacity: Option<f64>,
     /// FM's target parallelism (default: the cores; in simulation of the demo's profile
     /// on 2 cores, 2 gave a lower p99 than 3 or 4 at every load).
     #[arg(long, value_parser = bounds::POSITIVE)]
-    target_parallelism: Option<f64>,
+    pub(crate) target_parallelism: Option<f64>,
     /// How FM's planner counts waits (see `tailor plan fm --help`).
     #[arg(long, value_enum, default_value_t = Waits::Running)]
-    wait_model: Waits,
+    pub(crate) wait_model: Waits,
     /// How FM's planner and the simulator charge a query's threads at degree d: `busy`
     /// (the default here: tailor's runtime lets a thread leave a query with no segment
     /// left, so s(d) threads are busy on average) or `held` (d threads, the FM paper's
     /// Eq. 2).
     #[arg(long, value_enum, default_value_t = Threads::Busy)]
-    thread_model: Threads,
+    pub(crate) thread_model: Threads,
     /// How the executor-style peer's pool is modelled in the projection: `rayon` (the
     /// default: per-thread deques, steals, scopes that nest, as tantivy's executor gets
     /// them from rayon) or `fifo` (one first-in, first-out queue of every unit, an
     /// optimistic peer). The check at this machine's cores shows both.
     #[arg(long, value_enum, default_value_t = ExecutorModel::Rayon)]
-    executor_model: ExecutorModel,
+    pub(crate) executor_model: ExecutorModel,
+    /// The projection's machine: a calibration from `tailor calibrate` (say, of a real
+    /// 16-core machine). Default: calibrated from this run's own live SEQ runs, its
+    /// per-core prices carried to the projected cores; if that cannot be done, the fluid
+    /// model with --thread-model.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) calibration: Option<PathBuf>,
     /// FM's and Adaptive's target parallelism in the projection: `cores` (the planners'
     /// default) or `search` (as the FM paper chose it, by trying 1 to 1.75 times the
     /// cores in simulation, and up to 3 times when 1.75 wins; docs/demo.md, "Target parallelism in the projection").
     #[arg(long, value_enum, default_value_t = TargetChoice::Cores)]
-    projected_target: TargetChoice,
+    pub(crate) projected_target: TargetChoice,
     /// Use a query profile even when it was measured under bad conditions (other
     /// programs or the hypervisor taking over 5% of the cores, or a stall over 10 ms).
     #[arg(long)]
-    accept_noisy_profile: bool,
+    pub(crate) accept_noisy_profile: bool,
     /// How the operating system schedules the live runs' request threads: `fair` (the
     /// default, SCHED_OTHER, what a service gets), `rr` (SCHED_RR below the harness's
     /// threads; needs root, CAP_SYS_NICE or RLIMIT_RTPRIO 4) or `auto` (rr where allowed).
@@ -126,13 +132,13 @@ pub(crate) struct DemoArgs {
     /// under rr the kernel's real-time throttling stalls runs near full load
     /// (docs/demo.md, "2026-11-25 afternoon: the fair scheduler leaves a core idle").
     #[arg(long, value_enum, default_value_t = SchedulerArg::Fair)]
-    scheduler: SchedulerArg,
+    pub(crate) scheduler: SchedulerArg,
     /// Seed of the arrivals and of the queries each request runs.
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    pub(crate) seed: u64,
     /// Where the chart (latency.png, latency.svg) and the JSON lines (demo.jsonl) go.
     #[arg(long, default_value = "tailor-demo")]
-    out_dir: PathBuf,
+    pub(crate) out_dir: PathBuf,
 }
 
 /// How the executor-style peer's pool is modelled (`tailor_sim::PoolModel`).
@@ -379,6 +385,14 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
     );
     let degree = projection_degree(&measured.units);
     let projected = projected_profile(&profile, &measured.units, degree)?;
+    let segments = measured
+        .units
+        .first()
+        .map_or(1, |u| u.units_ms.len())
+        .max(1);
+    let (calibration, calibration_note) =
+        projection_calibration(&args, &profile, &runs[0], segments)?;
+    eprintln!("    {calibration_note}");
     let projections = PROJECTED_CORES
         .iter()
         .map(|&c| {
@@ -390,6 +404,7 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
                 args.projected_requests,
                 args.seed,
                 args.thread_model.into(),
+                calibration.clone(),
                 (args.executor_model.pool(), args.projected_target),
             )
             .map(|projection| (c, projection))
@@ -436,7 +451,7 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
         &rates,
         home_peers.clone(),
         (args.projected_requests, args.seed),
-        args.thread_model.into(),
+        (args.thread_model.into(), None),
     )?;
     // The model before 2026-11-25 late, beside it: costs pooled over the loads up to 75%.
     let home_pooled = simulate_peers(
@@ -447,7 +462,7 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
         &rates,
         home_peers[..POLICIES.len()].to_vec(),
         (args.projected_requests, args.seed),
-        args.thread_model.into(),
+        (args.thread_model.into(), None),
     )?;
 
     phase(6, "results");
@@ -507,6 +522,7 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
                 if let Some(target) = target {
                     line["target"] = target.json(args.projected_target);
                 }
+                line["model"] = calibration_note.clone().into();
                 json_lines.push(line.to_string());
             }
         }
@@ -532,6 +548,8 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
                 100.0 * MODEL_CHECK_MAX_LOAD,
                 pooled.mean()
             );
+            println!();
+            println!("projection model: {calibration_note}");
             for (c, projection) in &projections {
                 print_projection(*c, degree, &args.loads, projection);
             }
@@ -607,7 +625,13 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
 
 /// A live run of the search service: Poisson arrivals, FM's quantum, the defaults
 /// otherwise.
-fn live_config(cores: usize, policy: Policy, rps: f64, requests: usize, seed: u64) -> LiveConfig {
+pub(crate) fn live_config(
+    cores: usize,
+    policy: Policy,
+    rps: f64,
+    requests: usize,
+    seed: u64,
+) -> LiveConfig {
     LiveConfig {
         cores,
         policy,
@@ -628,7 +652,10 @@ fn live_config(cores: usize, policy: Policy, rps: f64, requests: usize, seed: u6
 }
 
 /// The first `count` queries: the profiled ones.
-fn truncated(prepared: &PreparedSearch, count: usize) -> Vec<tailor_workloads::search::QuerySpec> {
+pub(crate) fn truncated(
+    prepared: &PreparedSearch,
+    count: usize,
+) -> Vec<tailor_workloads::search::QuerySpec> {
     prepared.queries.iter().take(count).cloned().collect()
 }
 
@@ -655,116 +682,6 @@ fn ensure_corpus(search: &SearchArgs) -> anyhow::Result<()> {
     );
     Ok(())
 }
-
-/// Plans FM (n = 2) and Adaptive from the profile.
-fn plan(args: &DemoArgs, profile: &DemandProfile, cores: usize) -> anyhow::Result<Tables> {
-    let longest = profile
-        .requests()
-        .iter()
-        .map(|r| r.seq_ms())
-        .fold(0.0, f64::max);
-    // y: long enough to keep the longest query sequential, on the grid.
-    let y = ((longest / STEP_MS).ceil() * STEP_MS).max(STEP_MS);
-    let params = FmParams {
-        max_degree: 2,
-        target_parallelism: args.target_parallelism.unwrap_or(cores as f64),
-        step_ms: STEP_MS,
-        max_interval_ms: y,
-        percentile: 0.99,
-        max_load: 60,
-        wait_model: match args.wait_model {
-            Waits::Paper => WaitModel::Paper,
-            Waits::Running => WaitModel::Running,
-        },
-        thread_model: args.thread_model.into(),
-    };
-    let fm = plan_fm(&FmProblem::new(profile, params)?, None)?;
-    let adaptive = plan_adaptive(
-        profile,
-        &AdaptiveParams {
-            max_degree: 2,
-            target_parallelism: cores as f64,
-            max_load: 60,
-        },
-    )?;
-    Ok(Tables {
-        fm: Some(Arc::new(fm)),
-        adaptive: Some(Arc::new(adaptive)),
-        tail_control: None,
-        eetl: None,
-    })
-}
-
-/// SEQ's live capacity: a short SEQ run at half the profile's capacity, whose CPU
-/// utilization (process CPU time) says how much each query really costs when queries
-/// run together (caches, memory bandwidth).
-fn probe_capacity(
-    args: &DemoArgs,
-    prepared: &PreparedSearch,
-    profile: &DemandProfile,
-    cores: usize,
-    profiled_capacity: f64,
-) -> anyhow::Result<f64> {
-    let probe_rps = 0.5 * profiled_capacity;
-    let probe = live_config(
-        cores,
-        Policy::Seq,
-        probe_rps,
-        ((probe_rps * 3.0) as usize).max(200),
-        args.seed,
-    );
-    let probe_source = SearchSource::random(
-        prepared.index.clone(),
-        truncated(prepared, profile.requests().len()),
-        None,
-        probe.requests,
-        args.seed,
-    )
-    .map_err(anyhow::Error::msg)?;
-    let utilization = run_live(&probe, &Arc::new(probe_source))?
-        .summary
-        .cpu_utilization;
-    let capacity = profiled_capacity * (0.5 / utilization.clamp(0.05, 1.0)).min(1.0);
-    eprintln!(
-        "    capacity probe: SEQ at {probe_rps:.0} queries/s used {:.0}% of the cores, so \
-         SEQ's live capacity is about {capacity:.1} queries/s (the profile alone says \
-         {profiled_capacity:.0}; --capacity repeats it)",
-        100.0 * utilization
-    );
-    Ok(capacity)
-}
-
-/// What each query costs in the running service, pooled over the loads: SEQ's service
-/// times over the profiled t1 in its runs at loads up to 75% (`Spread`), 16 cost draws per
-/// query; every query at its profiled time where nothing was measured.
-fn delivered_costs(profile: &DemandProfile, seq: &[Vec<Run>], loads: &[f64], seed: u64) -> Spread {
-    let at_low_loads = seq
-        .iter()
-        .zip(loads)
-        .filter(|(_, &load)| load <= MODEL_CHECK_MAX_LOAD + 1e-9)
-        .flat_map(|(runs, _)| runs);
-    costs_of(profile, at_low_loads, seed)
-        .unwrap_or_else(|| Spread::constant(profile.requests().len(), 1.0))
-}
-
-/// What each query costs in SEQ's `runs` (`Spread`, 16 cost draws per query); `None`
-/// where they measured nothing. On this VM a query costs about 5% more at 30% load than
-/// at 60-75% (docs/validation.md, "Costs by load"), so the check draws each load's costs
-/// from SEQ's runs at that load.
-fn costs_of<'a>(
-    profile: &DemandProfile,
-    runs: impl IntoIterator<Item = &'a Run>,
-    seed: u64,
-) -> Option<Spread> {
-    let executions: Vec<(f64, f64)> = runs
-        .into_iter()
-        .flat_map(|r| r.executions.iter().copied())
-        .collect();
-    Spread::measure(profile, &executions, COST_DRAWS, seed)
-}
-
-/// Cost draws per query in the simulator at this machine's cores.
-const COST_DRAWS: usize = 16;
 
 /// What the issue asks of a search profile: a heavy tail and a good speedup for the
 /// long queries.

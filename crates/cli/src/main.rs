@@ -6,6 +6,7 @@ mod chart;
 mod demo;
 mod demo_profile;
 mod demo_report;
+mod demo_setup;
 mod emulate;
 mod fanout;
 mod plan;

@@ -232,6 +232,13 @@ pub(crate) enum Threads {
     Busy,
 }
 
+impl Threads {
+    /// Its name on the command line.
+    pub(crate) fn name(self) -> &'static str {
+        ThreadModel::from(self).name()
+    }
+}
+
 impl From<Threads> for ThreadModel {
     fn from(t: Threads) -> ThreadModel {
         match t {

@@ -10,7 +10,8 @@ use anyhow::Context;
 use rayon::prelude::*;
 use tailor_bench::UnitTimes;
 use tailor_core::{
-    Arrivals, Demand, DemandModel, DemandProfile, Policy, RequestProfile, RunSummary, ThreadModel,
+    Arrivals, Calibration, Demand, DemandModel, DemandProfile, Policy, RequestProfile, RunSummary,
+    ThreadModel,
 };
 use tailor_plan::{plan_adaptive, plan_fm, AdaptiveParams, FmParams, FmProblem, WaitModel};
 use tailor_sim::{
@@ -323,6 +324,7 @@ pub(crate) fn simulate_projection(
     requests: usize,
     seed: u64,
     thread_model: ThreadModel,
+    calibration: Option<Arc<Calibration>>,
     (executor_model, targets): (PoolModel, TargetChoice),
 ) -> anyhow::Result<Projection> {
     let max_degree = profile.max_degree().min(cores);
@@ -335,23 +337,25 @@ pub(crate) fn simulate_projection(
         .fold(0.0, f64::max);
     let step_ms = planning_step_ms(longest);
     let plan_fm_at = |target: f64| -> anyhow::Result<PeerKind> {
-        let table = plan_fm(
-            &FmProblem::with_degrees(
-                profile,
-                FmParams {
-                    max_degree,
-                    target_parallelism: target,
-                    step_ms,
-                    max_interval_ms: ((longest / step_ms).ceil() * step_ms).max(step_ms),
-                    percentile: 0.99,
-                    max_load: 2 * cores,
-                    wait_model: WaitModel::Running,
-                    thread_model,
-                },
-                &ladder(max_degree),
-            )?,
-            None,
+        let problem = FmProblem::with_degrees(
+            profile,
+            FmParams {
+                max_degree,
+                target_parallelism: target,
+                step_ms,
+                max_interval_ms: ((longest / step_ms).ceil() * step_ms).max(step_ms),
+                percentile: 0.99,
+                max_load: 2 * cores,
+                wait_model: WaitModel::Running,
+                thread_model,
+            },
+            &ladder(max_degree),
         )?;
+        let problem = match &calibration {
+            Some(c) => problem.charged(c, cores),
+            None => problem,
+        };
+        let table = plan_fm(&problem, None)?;
         Ok(PeerKind::Policy(Policy::Fm {
             table: Arc::new(table),
             boost: true,
@@ -380,7 +384,7 @@ pub(crate) fn simulate_projection(
             &rates,
             policies,
             requests_seed,
-            thread_model,
+            (thread_model, calibration.as_ref()),
         )
     };
     // Every candidate scored on one seed apart from the reported runs', so that those do
@@ -445,9 +449,10 @@ pub(crate) type Peer = (String, PeerKind);
 /// Simulates `profile` at `cores` cores at each of `rates` (rps) for every peer, the
 /// executor-style peer from the queries' `units` (in the profile's order), each query at
 /// the costs `costs` gives it (one `Spread` for every rate, or one per rate),
-/// `(requests, seed)` per run, with cores shared by
-/// `thread_model`; returns (label, summaries by rate), `None` where the rate is more
-/// than the cores can serve even sequentially (the simulator refuses such a run).
+/// `(requests, seed)` per run, with cores shared by `thread_model`, or the thread-pool
+/// policies under the charged model of a calibration when one is given; returns (label,
+/// summaries by rate), `None` where the rate is more than the cores can serve even
+/// sequentially (the simulator refuses such a run).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate_peers(
     profile: &DemandProfile,
@@ -457,7 +462,7 @@ pub(crate) fn simulate_peers(
     rates: &[f64],
     policies: Vec<Peer>,
     (requests, seed): (usize, u64),
-    thread_model: ThreadModel,
+    (thread_model, calibration): (ThreadModel, Option<&Arc<Calibration>>),
 ) -> anyhow::Result<Vec<(String, Vec<Option<RunSummary>>)>> {
     let step_ms = super::demo::STEP_MS;
     // The executor-style peer, as tantivy's executor runs a query: all its segments on
@@ -510,6 +515,7 @@ pub(crate) fn simulate_peers(
             let out = match policy {
                 PeerKind::Policy(policy) => {
                     cfg.policy = policy.clone();
+                    cfg.calibration = calibration.cloned();
                     simulate(&cfg)
                 }
                 PeerKind::Executor(model) => simulate_pool(&PoolSimConfig {
@@ -695,7 +701,7 @@ mod tests {
                 rates,
                 peers.clone(),
                 (2_000, 7),
-                ThreadModel::Busy,
+                (ThreadModel::Busy, None),
             )
         };
         // The same rate twice, the second at twice the cost: same arrivals and queries,

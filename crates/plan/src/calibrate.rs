@@ -216,7 +216,14 @@ pub fn calibrate(
         let u = seen(l);
         (n + u * (l.on_thread_ms / mean_t1 - 1.0), d + u * u)
     });
-    let a = (num / den).max(MIN_SLOWDOWN - 1.0);
+    // More load never speeds work up: a negative slope (noise between runs) is flat.
+    let a = (num / den).max(0.0);
+    if num < 0.0 {
+        notes.push(format!(
+            "the slowdown fell with load in these runs (slope {:.3}); taken as flat",
+            num / den
+        ));
+    }
     let slowdown = Curve::through(vec![[0.0, 1.0], [1.0, 1.0 + a]], MIN_SLOWDOWN);
 
     // Helper cost: a hand-off's CPU, or FIX-N's CPU beyond SEQ's per helper.
@@ -307,14 +314,20 @@ pub fn calibrate(
         });
     }
     let (d0, d1) = line(&fitted);
-    let at_one = (d0 + d1).max(0.0);
-    cal.dispatch_ms = if d0 >= 0.0 {
+    cal.dispatch_ms = if d1 <= 0.0 {
+        // More load never hands off faster: a falling line (noise) is its mean.
+        let mean = fitted.iter().map(|p| p.1).sum::<f64>() / fitted.len() as f64;
+        notes.push(format!(
+            "the hand-off delay fell with load in these runs (slope {d1:.3} ms); taken as \
+             its mean, {mean:.3} ms"
+        ));
+        Curve::through(vec![[0.0, mean]], 0.0)
+    } else if d0 >= 0.0 {
         Curve::through(vec![[0.0, d0], [1.0, d0 + d1]], 0.0)
-    } else if d1 > 0.0 {
-        // The line crosses zero at u0 > 0: zero below it.
-        Curve::through(vec![[-d0 / d1, 0.0], [1.0, at_one]], 0.0)
     } else {
-        Curve::through(vec![[0.0, 0.0]], 0.0)
+        // The line crosses zero at u0 > 0: zero below it.
+        let u0 = -d0 / d1;
+        Curve::through(vec![[u0, 0.0], [u0 + 1.0, d1]], 0.0)
     };
     let speedups = [2, 4, 8, 16]
         .into_iter()
