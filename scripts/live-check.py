@@ -1063,6 +1063,10 @@ class Check:
         cmd = [self.tailor, "run", "--workload", "search", *self.search_args, "--search-profile", self.profile,
                "--cores", self.cores, "--rps", f"{rps:.1f}", "--requests", n, "--seed", seed,
                "--quantum-ms", QUANTUM_MS, *args]
+        if r == 0:
+            # Per-request records of the first round (arrival, start, finish, degree): where
+            # a request's time went, which the summaries cannot say (docs/calibration.md).
+            cmd += ["--records", self.out / f"records-{label}-{round(100 * load)}-r0.csv"]
         timeout = min(max(20.0, 5 * est), self.budget + 20 - self.elapsed())
         rc, out, err, wall = self.run(cmd, timeout, f"search {label} {load} r{r}")
         summary = self.last_json(out) if rc == 0 else None

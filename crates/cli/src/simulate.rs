@@ -391,11 +391,16 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
         if !matches!(family, Family::Hetero(_)) {
             ensure_uniform(&core_set, &format!("--policy {}", policy_name(policy)))?;
         }
-        if calibration.is_some() && !matches!(family, Family::Threads | Family::Fanout) {
+        if calibration.is_some() && !matches!(family, Family::Threads) {
             bail!(
                 "--calibration: the charged model runs the thread-pool policies (seq, fix, \
-                 interval, rc, adaptive, fm), not {}",
-                policy_name(policy)
+                 interval, rc, adaptive, fm) on one server, not {}{}",
+                policy_name(policy),
+                if args.fanout.shards.is_some() {
+                    " behind a fan-out (--shards)"
+                } else {
+                    ""
+                }
             );
         }
         for &rps in &rps_list {
