@@ -51,6 +51,8 @@ def main():
     p.add_argument("--max-degree", type=int, default=8)
     p.add_argument("--quantum-ms", type=float, default=0.5)
     p.add_argument("--out", default=time.strftime("guard-2core-%Y%m%d-%H%M%S"))
+    p.add_argument("--resimulate", action="store_true",
+                   help="keep the live cells of an earlier run in --out; calibrate and simulate again")
     p.add_argument("--quick", action="store_true", help="1 round of 1,500 requests")
     args = p.parse_args()
     if args.quick:
@@ -61,6 +63,16 @@ def main():
     demand = f"exp:{mean}"
     workload = f"synthetic:{demand}:amdahl:{f}"
 
+    if args.resimulate:
+        cells = [json.loads(line) for line in open(out("cells.jsonl"))]
+        args.requests = cells[0]["requests"]
+        capacity = json.load(open(out("capacity.json")))["capacity_rps"]
+        policies = {
+            "SEQ": ["--policy", "seq"],
+            "FM": ["--policy", "fm", "--table", out("fm-table.json")],
+            "FM-unguarded": ["--policy", "fm", "--table", out("fm-table.json"), "--no-guard"],
+        }
+        return simulate_cells(args, out, cells, capacity, policies)
     # The real profile (Amdahl) and the one the table is planned from (linear).
     for name, speedup in [("real", f"amdahl:{f}"), ("linear", "linear")]:
         tailor(args, ["profile", "generate", "--demand", demand, "--speedup", speedup,
@@ -118,7 +130,15 @@ def main():
             cells.append(s)
             log(f"round {rnd + 1} {label:13s} {load:.0%}: p99 {s['latency_ms']['p99']:.2f} ms")
         report(args, cells, capacity, None)
+    simulate_cells(args, out, cells, capacity, policies)
 
+
+def simulate_cells(args, out, cells, capacity, policies):
+    """Calibrates from the SEQ cells and simulates every cell beside its live result."""
+    m, mean, f = args.cores, args.mean_ms, args.serial
+    demand = f"exp:{mean}"
+    for c in cells:
+        c["sim"] = None
     # Calibrate from the SEQ runs and simulate every cell.
     seq_runs = out("seq-runs.jsonl")
     with open(seq_runs, "w") as fh:

@@ -49,6 +49,8 @@ def main():
     p.add_argument("--queries", type=int, default=400)
     p.add_argument("--quantum-ms", type=float, default=0.5)
     p.add_argument("--out", default=time.strftime("threads-2core-%Y%m%d-%H%M%S"))
+    p.add_argument("--resimulate", action="store_true",
+                   help="keep the live cells of an earlier run in --out; calibrate and simulate again")
     p.add_argument("--quick", action="store_true", help="1 round, 1,000 requests, 100 queries")
     args = p.parse_args()
     if args.quick:
@@ -58,6 +60,8 @@ def main():
     m = args.cores
 
     profile = out("profile.csv")
+    if args.resimulate:
+        return resimulate(args, out, profile)
     log("profiling the queries at degrees 1..16")
     tailor(args, ["profile", "--workload", "search", "--degrees", "1..16", "--repeat", "3",
                   "--requests", str(args.queries), "--out", profile])
@@ -83,14 +87,7 @@ def main():
                   "--degrees", "1,2,4,8,16", "--step-ms", "0.5", "--max-interval-ms", "22.5",
                   "--percentile", "0.99", "--max-load", "32", "--thread-model", "busy",
                   "--no-check", "--out", out("fm-busy-16.json")])
-    table = ["--table", out("fm-busy-16.json")]
-    policies = {
-        "SEQ": ["--policy", "seq"],
-        "FIX-4": ["--policy", "fix:4"],
-        "FIX-16": ["--policy", "fix:16"],
-        "FM": ["--policy", "fm"] + table,
-        "FM-unguarded": ["--policy", "fm"] + table + ["--no-guard"],
-    }
+    policies = policies_for(out)
     cells = []
     rng = random.Random(38)
     for rnd in range(args.rounds):
@@ -106,7 +103,32 @@ def main():
             cells.append(s)
             log(f"round {rnd + 1} {label:13s} {load:.0%}: p99 {s['latency_ms']['p99']:.2f} ms")
         report(args, cells, capacity)
+    simulate_cells(args, out, profile, cells, capacity)
 
+
+def policies_for(out):
+    table = ["--table", out("fm-busy-16.json")]
+    return {
+        "SEQ": ["--policy", "seq"],
+        "FIX-4": ["--policy", "fix:4"],
+        "FIX-16": ["--policy", "fix:16"],
+        "FM": ["--policy", "fm"] + table,
+        "FM-unguarded": ["--policy", "fm"] + table + ["--no-guard"],
+    }
+
+
+def resimulate(args, out, profile):
+    cells = [json.loads(line) for line in open(out("cells.jsonl"))]
+    for c in cells:
+        c["sim"] = {}
+    args.requests = cells[0]["requests"]
+    capacity = json.load(open(out("capacity.json")))["capacity_rps"]
+    simulate_cells(args, out, profile, cells, capacity)
+
+
+def simulate_cells(args, out, profile, cells, capacity):
+    m = args.cores
+    policies = policies_for(out)
     seq_runs = out("seq-runs.jsonl")
     with open(seq_runs, "w") as fh:
         for c in cells:
