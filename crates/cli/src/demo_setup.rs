@@ -136,7 +136,10 @@ pub(crate) fn probe_capacity(
     let utilization = run_live(&probe, &Arc::new(probe_source))?
         .summary
         .cpu_utilization;
-    let capacity = profiled_capacity * (0.5 / utilization.clamp(0.05, 1.0)).min(1.0);
+    // At most 95% of the profile's: the probe cannot see a capacity above it, and a run's
+    // own draws of queries can be a few percent heavier than the profile's mean, which at
+    // 90% load made `tailor run` refuse the run as overload (a quiet machine, 2026-11-27).
+    let capacity = profiled_capacity * (0.5 / utilization.clamp(0.05, 1.0)).min(0.95);
     eprintln!(
         "    capacity probe: SEQ at {probe_rps:.0} queries/s used {:.0}% of the cores, so \
          SEQ's live capacity is about {capacity:.1} queries/s (the profile alone says \

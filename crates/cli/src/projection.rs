@@ -518,11 +518,18 @@ pub(crate) fn simulate_peers(
                     cfg.calibration = calibration.cloned();
                     simulate(&cfg)
                 }
-                PeerKind::Executor(model) => simulate_pool(&PoolSimConfig {
-                    base: cfg,
-                    requests: kinds.clone(),
-                    model: *model,
-                }),
+                PeerKind::Executor(model) => {
+                    // A calibrated machine charges every request's start its hand-off,
+                    // at the offered load's busy cores.
+                    let busy = rates[l] * demand.mean_work_ms() / (1000.0 * cores as f64);
+                    let handoff_ms = calibration.map_or(0.0, |c| c.dispatch_at(busy));
+                    simulate_pool(&PoolSimConfig {
+                        base: cfg,
+                        requests: kinds.clone(),
+                        model: *model,
+                        handoff_ms,
+                    })
+                }
             };
             match out {
                 Ok(mut out) => {

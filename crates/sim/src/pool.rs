@@ -17,7 +17,9 @@
 //!   the units it already holds before it takes a newer request.
 //! - **Serial part.** When a request's last unit ends, its serial part (merge and
 //!   anything its units leave out) goes to the queue's front and runs on one core.
-//! - Steal and wake-up costs are not modelled, so the model is an optimistic peer.
+//! - **Start.** With a calibrated machine (`handoff_ms`), a request reaches the pool after
+//!   a hand-off delay, as the charged model starts every request (`threads.rs`). The
+//!   pool threads' own wake-ups and steals are free, so the model is an optimistic peer.
 //!
 //! [`PoolModel::Rayon`] runs the same requests on rayon's own scheduling instead
 //! (`rayon_pool.rs`: per-thread deques, steals, nested scopes).
@@ -61,6 +63,40 @@ pub struct PoolSimConfig {
     pub requests: Arc<Vec<UnitRequest>>,
     /// How the pool orders its units.
     pub model: PoolModel,
+    /// The mean hand-off delay before a request reaches the pool, ms (0: none): the
+    /// delay a calibrated machine charges every request's start (`tailor_core::
+    /// Calibration`), drawn exponential per request. The pool threads' own wake-ups
+    /// are still free, so the peer stays optimistic.
+    pub handoff_ms: f64,
+}
+
+/// Salt separating the pool's hand-off delays from the workload's streams of a seed.
+const HANDOFF_SALT: u64 = 0x706f_6f6c_6861_6e64;
+
+/// The requests of a run in the order they reach the pool: (ready, arrival, kind), with
+/// ready = arrival + the hand-off delay. Kinds are drawn in arrival order from the demand
+/// stream exactly as the engine draws a profiled request (`DemandModel::sample`), so that
+/// with the kinds in the profile's order every engine serves the same queries.
+pub(crate) fn pool_arrivals(cfg: &PoolSimConfig) -> Result<Vec<(f64, f64, usize)>, SimError> {
+    let base = &cfg.base;
+    let (arrival_rng, mut demand_rng) = workload_rngs(base.seed);
+    let mut delay_rng = tailor_core::seeded_rng(base.seed ^ HANDOFF_SALT);
+    let mut out: Vec<(f64, f64, usize)> = base
+        .arrivals
+        .stream(base.rps, base.request_count(), arrival_rng)?
+        .map(|a| {
+            let kind = demand_rng.random_range(0..cfg.requests.len());
+            let delay = if cfg.handoff_ms > 0.0 {
+                let u: f64 = delay_rng.random();
+                -cfg.handoff_ms * (1.0 - u).ln()
+            } else {
+                0.0
+            };
+            (a + delay, a, kind)
+        })
+        .collect();
+    out.sort_by(|x, y| x.0.total_cmp(&y.0));
+    Ok(out)
 }
 
 /// How the executor-style peer's pool orders the units of the requests in service.
@@ -126,15 +162,7 @@ pub(crate) fn validate(cfg: &PoolSimConfig) -> Result<(), SimError> {
 fn simulate_fifo(cfg: &PoolSimConfig) -> Result<SimOutput, SimError> {
     let base = &cfg.base;
     let count = base.request_count();
-    // Which kind each request is: drawn from the demand stream exactly as the engine
-    // draws a profiled request (`DemandModel::sample`), so that with the kinds in the
-    // profile's order both engines serve the same queries in the same order and their
-    // percentiles compare like with like.
-    let (arrival_rng, mut demand_rng) = workload_rngs(base.seed);
-    let mut arrivals = base
-        .arrivals
-        .stream(base.rps, count, arrival_rng)?
-        .peekable();
+    let mut arrivals = pool_arrivals(cfg)?.into_iter().peekable();
     let workers = base.worker_count();
     let mut m = Measurements::with_max_degree(base, base.cores);
     let mut reqs: Vec<Req> = Vec::with_capacity(count);
@@ -146,7 +174,7 @@ fn simulate_fifo(cfg: &PoolSimConfig) -> Result<SimOutput, SimError> {
     let mut seq = 0usize;
     loop {
         let next_end = busy.peek().map(|Reverse((t, _, _))| t.ms());
-        let next_arrival = arrivals.peek().copied();
+        let next_arrival = arrivals.peek().map(|a| a.0);
         let now = match (next_end, next_arrival) {
             (None, None) => break,
             // Completions first when they tie with an arrival.
@@ -180,11 +208,11 @@ fn simulate_fifo(cfg: &PoolSimConfig) -> Result<SimOutput, SimError> {
                 }
             }
         } else {
-            arrivals.next();
+            let (_, arrival, kind) = arrivals.next().expect("peeked");
             let id = reqs.len();
             reqs.push(Req {
-                kind: demand_rng.random_range(0..cfg.requests.len()),
-                arrival: now,
+                kind,
+                arrival,
                 start: now,
                 left: 0,
             });
@@ -265,6 +293,7 @@ pub(crate) fn test_config(
         base,
         requests: Arc::new(requests),
         model,
+        handoff_ms: 0.0,
     }
 }
 
@@ -386,6 +415,7 @@ mod tests {
             base,
             requests: Arc::new(kinds),
             model: PoolModel::Fifo,
+            handoff_ms: 0.0,
         })
         .unwrap();
         let works = |o: &SimOutput| -> Vec<f64> { o.records.iter().map(|r| r.work_ms).collect() };
@@ -402,5 +432,22 @@ mod tests {
         let e = simulate_pool(&config(2, 10.0, vec![kind], 10)).unwrap_err();
         assert!(e.to_string().contains("request kind 1"), "{e}");
         assert!(simulate_pool(&config(2, 10.0, vec![], 10)).is_err());
+    }
+
+    #[test]
+    fn a_hand_off_delays_every_request_by_its_mean() {
+        let kinds = vec![UnitRequest {
+            units_ms: vec![1.0; 4],
+            serial_ms: 1.0,
+        }];
+        let mut cfg = test_config(4, 20.0, kinds, 4000, PoolModel::Fifo);
+        let plain = simulate_pool(&cfg).unwrap().summary.latency_ms.mean;
+        cfg.handoff_ms = 2.0;
+        let late = simulate_pool(&cfg).unwrap().summary.latency_ms.mean;
+        // At 2% load nothing queues: the mean grows by the hand-off's mean, 2 ms.
+        assert!((late - plain - 2.0).abs() < 0.15, "{plain} then {late}");
+        cfg.model = PoolModel::Rayon;
+        let rayon = simulate_pool(&cfg).unwrap().summary.latency_ms.mean;
+        assert!((rayon - plain - 2.0).abs() < 0.15, "{plain} then {rayon}");
     }
 }

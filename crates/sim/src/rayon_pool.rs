@@ -34,9 +34,6 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use rand::RngExt;
-use tailor_core::workload_rngs;
-
 use crate::config::SimError;
 use crate::measure::{finish, Measurements};
 use crate::pool::{done_record, validate, PoolSimConfig};
@@ -78,11 +75,7 @@ pub(crate) fn simulate_rayon(cfg: &PoolSimConfig) -> Result<SimOutput, SimError>
     let base = &cfg.base;
     let count = base.request_count();
     // The same draws as the engine and the first-in, first-out model (`pool.rs`).
-    let (arrival_rng, mut demand_rng) = workload_rngs(base.seed);
-    let mut arrivals = base
-        .arrivals
-        .stream(base.rps, count, arrival_rng)?
-        .peekable();
+    let mut arrivals = crate::pool::pool_arrivals(cfg)?.into_iter().peekable();
     let workers = base.worker_count();
     let mut m = Measurements::with_max_degree(base, base.cores);
     let mut reqs: Vec<Req> = Vec::with_capacity(count);
@@ -98,7 +91,7 @@ pub(crate) fn simulate_rayon(cfg: &PoolSimConfig) -> Result<SimOutput, SimError>
     let mut victim_rng = base.seed ^ 0x5241_594F;
     loop {
         let next_end = running.peek().map(|Reverse((t, _, _))| t.ms());
-        let next_arrival = arrivals.peek().copied();
+        let next_arrival = arrivals.peek().map(|a| a.0);
         let now = match (next_end, next_arrival) {
             (None, None) => break,
             (Some(e), Some(a)) if e <= a => e,
@@ -133,12 +126,11 @@ pub(crate) fn simulate_rayon(cfg: &PoolSimConfig) -> Result<SimOutput, SimError>
             }
         } else {
             first = tailor_core::splitmix_below(&mut victim_rng, threads.len());
-            arrivals.next();
+            let (_, arrival, kind) = arrivals.next().expect("peeked");
             let id = reqs.len();
-            let kind = demand_rng.random_range(0..cfg.requests.len());
             reqs.push(Req {
                 kind,
-                arrival: now,
+                arrival,
                 start: now,
                 left: cfg.requests[kind].units_ms.len(),
             });
