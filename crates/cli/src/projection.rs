@@ -13,7 +13,10 @@ use tailor_core::{
     Arrivals, Calibration, Demand, DemandModel, DemandProfile, Policy, RequestProfile, RunSummary,
     ThreadModel,
 };
-use tailor_plan::{plan_adaptive, plan_fm, AdaptiveParams, FmParams, FmProblem, WaitModel};
+use tailor_plan::{
+    default_max_degree, plan_adaptive, plan_fm, AdaptiveParams, FmParams, FmProblem, WaitModel,
+    EFFICIENCY_THRESHOLD,
+};
 use tailor_sim::{
     simulate, simulate_pool, PoolModel, PoolSimConfig, SimConfig, SimError, UnitRequest,
 };
@@ -327,7 +330,12 @@ pub(crate) fn simulate_projection(
     calibration: Option<Arc<Calibration>>,
     (executor_model, targets): (PoolModel, TargetChoice),
 ) -> anyhow::Result<Projection> {
-    let max_degree = profile.max_degree().min(cores);
+    // FM's highest degree as the planner's default (efficiency at least 0.5); the FIX-N
+    // peers below keep 2 and 4.
+    let max_degree = default_max_degree(profile, EFFICIENCY_THRESHOLD)
+        .max(2)
+        .min(profile.max_degree())
+        .min(cores);
     let mean_ms = profile.requests().iter().map(|r| r.seq_ms()).sum::<f64>()
         / profile.requests().len() as f64;
     let longest = profile

@@ -114,14 +114,23 @@ fn calibrate_recovers_a_known_machine_from_its_seq_runs() {
     // The slowdown at full load, 1.3, within 0.05.
     let s1 = at(&c["slowdown"], 1.0);
     assert!((s1 - 1.3).abs() < 0.05, "slowdown at 1: {s1}");
-    // The hand-off delay where the runs were (about 0.3 and 0.6 busy per core): the
-    // machine's 0.8 and 1.4 ms, within 25%.
-    for (u, want) in [(0.3, 0.8), (0.6, 1.4)] {
-        let got = at(&c["dispatch_ms"], u);
-        assert!(
-            (got / want - 1.0).abs() < 0.25,
-            "hand-off at {u}: {got} for {want}"
-        );
+    // The hand-off delay at the lower load (about 0.3 busy per core): the machine's
+    // 0.8 ms, within 25%. (Its slope is weakly identified by two loads' means: what
+    // matters is that the calibrated model gives the machine's latencies, below.)
+    let got = at(&c["dispatch_ms"], 0.3);
+    assert!((got / 0.8 - 1.0).abs() < 0.25, "hand-off at 0.3: {got} for 0.8");
+    // The calibrated model against the machine: SEQ at both loads it was made from, and
+    // at one between them it never saw, mean within 5% and p99 within 10%.
+    for (rps, seed) in [("300", "1"), ("600", "2"), ("450", "3")] {
+        let truth: serde_json::Value =
+            serde_json::from_str(&seq_run(&profile, &machine, rps, seed)).unwrap();
+        let model: serde_json::Value =
+            serde_json::from_str(&seq_run(&profile, &cal, rps, seed)).unwrap();
+        let ratio = |k: &str| {
+            model["latency_ms"][k].as_f64().unwrap() / truth["latency_ms"][k].as_f64().unwrap()
+        };
+        assert!((ratio("mean") - 1.0).abs() < 0.05, "{rps}/s mean {:.3}", ratio("mean"));
+        assert!((ratio("p99") - 1.0).abs() < 0.10, "{rps}/s p99 {:.3}", ratio("p99"));
     }
     assert_eq!(c["source"]["runs"].as_array().unwrap().len(), 2);
 

@@ -107,6 +107,31 @@ fn line(points: &[(f64, f64)]) -> (f64, f64) {
     (my - b * mx, b)
 }
 
+/// Rounds of correcting the hand-off line against the simulated means.
+const REFINE_ROUNDS: usize = 8;
+
+/// The hand-off delay's curve through (busy, ms) points: a least-squares line, zero
+/// below where it crosses zero; a line that falls with load is noise and is taken as its
+/// mean (said in `notes`).
+fn dispatch_line(points: &[(f64, f64)], notes: &mut Vec<String>) -> Curve {
+    let (d0, d1) = line(points);
+    if d1 <= 0.0 {
+        // More load never hands off faster: a falling line (noise) is its mean.
+        let mean = points.iter().map(|p| p.1).sum::<f64>() / points.len() as f64;
+        notes.push(format!(
+            "the hand-off delay fell with load in these runs (slope {d1:.3} ms); taken as \
+             its mean, {mean:.3} ms"
+        ));
+        Curve::through(vec![[0.0, mean]], 0.0)
+    } else if d0 >= 0.0 {
+        Curve::through(vec![[0.0, d0], [1.0, d0 + d1]], 0.0)
+    } else {
+        // The line crosses zero at u0 > 0: zero below it.
+        let u0 = -d0 / d1;
+        Curve::through(vec![[u0, 0.0], [u0 + 1.0, d1]], 0.0)
+    }
+}
+
 /// Builds a calibration. `mean_latency(calibration, run)` simulates SEQ as `run` was
 /// made (its rate, requests and seed, on the profile) under the charged model and
 /// returns the mean latency of its measured requests.
@@ -323,22 +348,44 @@ pub fn calibrate(
             overhead_ms: overhead(l),
         });
     }
-    let (d0, d1) = line(&fitted);
-    cal.dispatch_ms = if d1 <= 0.0 {
-        // More load never hands off faster: a falling line (noise) is its mean.
-        let mean = fitted.iter().map(|p| p.1).sum::<f64>() / fitted.len() as f64;
-        notes.push(format!(
-            "the hand-off delay fell with load in these runs (slope {d1:.3} ms); taken as \
-             its mean, {mean:.3} ms"
-        ));
-        Curve::through(vec![[0.0, mean]], 0.0)
-    } else if d0 >= 0.0 {
-        Curve::through(vec![[0.0, d0], [1.0, d0 + d1]], 0.0)
-    } else {
-        // The line crosses zero at u0 > 0: zero below it.
-        let u0 = -d0 / d1;
-        Curve::through(vec![[u0, 0.0], [u0 + 1.0, d1]], 0.0)
-    };
+    // The line, then a few rounds of correction: the simulator reads the line at the
+    // busy threads of the moment, not at each run's average, so the line through the
+    // constants does not quite give each run's mean; each round moves every load's point
+    // by what its simulated mean still misses (at most `REFINE_ROUNDS`, until all are
+    // within 2%).
+    let mut targets = fitted.clone();
+    cal.dispatch_ms = dispatch_line(&targets, &mut notes);
+    // Per load, the last (point, miss) pair: a secant step from the second round on (a
+    // delay's effect on the mean is more than 1:1 where the worker pool queues).
+    let mut last: Vec<Option<(f64, f64)>> = vec![None; stable.len()];
+    for _ in 0..REFINE_ROUNDS {
+        let misses: Vec<f64> = stable
+            .iter()
+            .map(|l| l.mean_ms - mean_latency(&cal, &l.run))
+            .collect();
+        if stable
+            .iter()
+            .zip(&misses)
+            .all(|(l, m)| m.abs() <= 0.02 * l.mean_ms)
+        {
+            break;
+        }
+        for ((t, &m), prev) in targets.iter_mut().zip(&misses).zip(last.iter_mut()) {
+            if !m.is_finite() {
+                continue;
+            }
+            let step = match *prev {
+                Some((x0, m0)) if (m - m0).abs() > 1e-12 && (t.1 - x0).abs() > 1e-12 => {
+                    -m * (t.1 - x0) / (m - m0)
+                }
+                _ => m,
+            };
+            *prev = Some((t.1, m));
+            t.1 = (t.1 + step).max(0.0);
+        }
+        let mut quiet = Vec::new();
+        cal.dispatch_ms = dispatch_line(&targets, &mut quiet);
+    }
     let speedups = [2, 4, 8, 16]
         .into_iter()
         .filter(|&d| d <= profile.max_degree())

@@ -11,9 +11,12 @@
 //!   units one at a time, a thread that finds none left leaves, and the thread that
 //!   finishes the last unit runs the merge, so a degree-d request holds
 //!   min(d, units left) threads and one for its merge;
-//! - a thread handed a request (a start ticket or a help ticket) begins after a hand-off
-//!   delay, exponential with the calibrated mean at the current runnable threads per
-//!   core; a helper then spends the calibrated helper cost of CPU before its first unit;
+//! - a thread handed a request (a start ticket or a help ticket) waits in a first-in,
+//!   first-out channel, as the runtime's tickets do; each ticket wakes one pool thread
+//!   after a hand-off delay, exponential with the calibrated mean at the runnable threads
+//!   per core averaged over the last [`BUSY_WINDOW_MS`], and the thread that wakes takes
+//!   the oldest ticket; the thread that raises a degree pays the calibrated cost per
+//!   ticket it sends before its next unit;
 //! - runnable threads share the cores by weight (`cpu.rs`), and all work runs slower by
 //!   the calibrated slowdown at the current busy cores;
 //! - admission, self-scheduling at the first thread's unit boundaries once a quantum has
@@ -41,6 +44,12 @@ use crate::measure::Measurements;
 use crate::queue::EventQueue;
 use crate::report::{RequestRecord, TracePoint};
 use crate::time::SimTime;
+
+/// The window of the runnable threads the hand-off delay is read at, ms. A calibration
+/// measures the delay against a run's time-averaged busy threads (`mean_threads`), so the
+/// model reads it at an average too, not at each instant's count (chosen by hand: long
+/// beside a hand-off, short beside a 2-second run).
+const BUSY_WINDOW_MS: f64 = 20.0;
 
 /// Salt separating the hand-off delays' stream from the workload's streams of a seed.
 const HANDOFF_SALT: u64 = 0x6861_6e64_6f66_6621;
@@ -104,8 +113,9 @@ struct Req {
 
 #[derive(Debug, Clone, Copy)]
 enum Event {
-    /// A thread's hand-off delay has passed.
-    HandedOff(usize),
+    /// A pool thread woke for a ticket of class 0 (ordinary) or 1 (boost): it takes the
+    /// oldest ticket waiting in that class's channel.
+    Woke(usize),
     /// A request's FM admission delay v0 has passed.
     DelayedStart(usize),
 }
@@ -168,6 +178,12 @@ struct Sim<'c> {
     /// Boosting: requests at the maximum degree waiting for a slot, and boosted threads.
     boost_waiting: Vec<usize>,
     boosted_threads: usize,
+    /// The tickets sent and not yet taken, oldest first, per class: the runtime's
+    /// first-in, first-out channels (ordinary and boost).
+    channels: [VecDeque<usize>; 2],
+    /// The runnable threads averaged over the last [`BUSY_WINDOW_MS`] or so (an
+    /// exponential moving average): the busy threads the hand-off delay is read at.
+    busy_average: f64,
     measured: Measurements,
     trace: Vec<TracePoint>,
 }
@@ -209,6 +225,8 @@ pub(crate) fn run(
         free_cores: cfg.cores,
         boost_waiting: Vec::new(),
         boosted_threads: 0,
+        channels: [VecDeque::new(), VecDeque::new()],
+        busy_average: 0.0,
         measured: Measurements::new(cfg),
         trace: Vec::new(),
     };
@@ -237,7 +255,12 @@ pub(crate) fn run(
             1 => {
                 let (_, e) = sim.events.pop().expect("peeked");
                 match e {
-                    Event::HandedOff(tid) => sim.handed_off(tid),
+                    Event::Woke(class) => {
+                        let tid = sim.channels[class]
+                            .pop_front()
+                            .expect("a ticket per wake-up");
+                        sim.handed_off(tid);
+                    }
                     Event::DelayedStart(r) => {
                         sim.delayed -= 1;
                         sim.admit(r, false);
@@ -279,6 +302,8 @@ impl Sim<'_> {
     fn advance(&mut self, t: f64) {
         let dt = t - self.now;
         if dt > 0.0 {
+            let n = self.runnable() as f64;
+            self.busy_average += (n - self.busy_average) * (1.0 - (-dt / BUSY_WINDOW_MS).exp());
             for c in &mut self.classes {
                 c.clock += c.rate * dt;
                 self.measured.thread_time += c.threads as f64 * dt;
@@ -356,7 +381,7 @@ impl Sim<'_> {
                 self.threads.len() - 1
             }
         };
-        let per_core = self.runnable() as f64 / self.cfg.cores as f64;
+        let per_core = self.busy_average / self.cfg.cores as f64;
         let mean = self.cal.dispatch_at(per_core);
         let delay = if mean > 0.0 {
             let u: f64 = self.handoff_rng.random();
@@ -364,10 +389,13 @@ impl Sim<'_> {
         } else {
             0.0
         };
-        self.events.push(
-            SimTime::from_ms(self.now + lag + delay),
-            Event::HandedOff(tid),
-        );
+        // Tickets wait in a first-in, first-out channel; each wakes one sleeping pool
+        // thread, and whichever thread wakes first takes the oldest ticket: a start sent
+        // behind another request's help tickets waits for as many wake-ups.
+        let class = self.threads[tid].class;
+        self.channels[class].push_back(tid);
+        self.events
+            .push(SimTime::from_ms(self.now + lag + delay), Event::Woke(class));
     }
 
     fn handed_off(&mut self, tid: usize) {
