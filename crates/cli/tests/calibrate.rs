@@ -118,7 +118,10 @@ fn calibrate_recovers_a_known_machine_from_its_seq_runs() {
     // 0.8 ms, within 25%. (Its slope is weakly identified by two loads' means: what
     // matters is that the calibrated model gives the machine's latencies, below.)
     let got = at(&c["dispatch_ms"], 0.3);
-    assert!((got / 0.8 - 1.0).abs() < 0.25, "hand-off at 0.3: {got} for 0.8");
+    assert!(
+        (got / 0.8 - 1.0).abs() < 0.25,
+        "hand-off at 0.3: {got} for 0.8"
+    );
     // The calibrated model against the machine: SEQ at both loads it was made from, and
     // at one between them it never saw, mean within 5% and p99 within 10%.
     for (rps, seed) in [("300", "1"), ("600", "2"), ("450", "3")] {
@@ -129,8 +132,16 @@ fn calibrate_recovers_a_known_machine_from_its_seq_runs() {
         let ratio = |k: &str| {
             model["latency_ms"][k].as_f64().unwrap() / truth["latency_ms"][k].as_f64().unwrap()
         };
-        assert!((ratio("mean") - 1.0).abs() < 0.05, "{rps}/s mean {:.3}", ratio("mean"));
-        assert!((ratio("p99") - 1.0).abs() < 0.10, "{rps}/s p99 {:.3}", ratio("p99"));
+        assert!(
+            (ratio("mean") - 1.0).abs() < 0.05,
+            "{rps}/s mean {:.3}",
+            ratio("mean")
+        );
+        assert!(
+            (ratio("p99") - 1.0).abs() < 0.10,
+            "{rps}/s p99 {:.3}",
+            ratio("p99")
+        );
     }
     assert_eq!(c["source"]["runs"].as_array().unwrap().len(), 2);
 
