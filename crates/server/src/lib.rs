@@ -21,6 +21,7 @@ mod fanout;
 mod load;
 mod metrics;
 mod routes;
+mod signal;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -44,6 +45,7 @@ pub use routes::{
     search_params, SearchAnswer, SearchHit, SearchParams, WorkAnswer, MAX_K, MAX_QUERY_BYTES,
     MAX_WORK_MS,
 };
+pub use signal::shutdown_signal;
 
 /// What the server computes.
 pub enum ServedWorkload {
@@ -265,35 +267,6 @@ pub async fn bind(addr: &str) -> std::io::Result<(TcpListener, SocketAddr)> {
     let listener = TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
     Ok((listener, local))
-}
-
-/// Resolves on SIGINT or SIGTERM. From then on a second SIGINT or SIGTERM ends the
-/// process at once (exit status 130), whatever the drain is waiting for.
-pub async fn shutdown_signal() {
-    any_signal().await;
-    tracing::info!("stopping; a second SIGINT or SIGTERM exits at once");
-    tokio::spawn(async {
-        any_signal().await;
-        tracing::warn!("second signal: exiting now");
-        std::process::exit(130);
-    });
-}
-
-/// Resolves on the next SIGINT or SIGTERM.
-async fn any_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut term = signal(SignalKind::terminate()).expect("SIGTERM can be watched");
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }
 
 /// The executor the client's connection pool spawns on.

@@ -266,8 +266,17 @@ async fn gather(state: &Arc<State>, fanned: Fanned, received: Instant) -> Result
 async fn search(With(state): With<Arc<State>>, RawQuery(query): RawQuery) -> Response {
     let received = Instant::now();
     let answer = async {
-        // Checked here, so that a bad query costs no shard a request.
+        // Checked here, so that a bad query costs no shard a request: its parameters, and
+        // its text as the replicas' parser reads it (syntax, fields, regular expressions,
+        // cost); what needs the index (a term's postings) only a replica can say.
         let params = crate::search_params(query.as_deref()).map_err(Reject::bad)?;
+        tailor_workloads::search::check_query(&params.text, params.fuzzy).map_err(|e| {
+            Reject::bad(format!(
+                "q={:?}: {}",
+                tailor_core::clip(&params.text),
+                tailor_core::clip(&e.replace('\n', " "))
+            ))
+        })?;
         let path: Arc<str> = format!("/search?{}", query.unwrap_or_default()).into();
         let fanned = Fanned {
             method: Method::GET,

@@ -86,6 +86,57 @@ impl QueryCost {
     }
 }
 
+/// The fields a query may name: the index's (`index.rs`). Terms without a field search
+/// the body.
+pub const QUERY_FIELDS: [&str; 2] = ["title", "body"];
+
+/// Checks a query as the server's parser would, without the index: its syntax (tantivy's
+/// query grammar, which the server's parser uses), the fields it names, its regular
+/// expressions, and the cost bound. What it cannot see without the index it leaves to the
+/// server. The fan-out front end calls this so that a bad query costs no shard a request.
+pub fn check_query(text: &str, fuzzy: u8) -> Result<(), String> {
+    let ast = parse_query(text).map_err(|_| format!("Syntax Error: {text}"))?;
+    let mut problem = None;
+    visit(&ast, &mut |leaf| {
+        let (field, pattern) = match leaf {
+            UserInputLeaf::Literal(l) => (l.field_name.as_deref(), None),
+            UserInputLeaf::Regex { field, pattern } => (field.as_deref(), Some(pattern)),
+            UserInputLeaf::Range { field, .. } | UserInputLeaf::Set { field, .. } => {
+                (field.as_deref(), None)
+            }
+            UserInputLeaf::Exists { field } => (Some(field.as_str()), None),
+            _ => (None, None),
+        };
+        if let Some(f) = field.filter(|f| !QUERY_FIELDS.contains(f)) {
+            problem.get_or_insert(format!(
+                "Field does not exist: '{f}' (the fields are {})",
+                QUERY_FIELDS.join(" and ")
+            ));
+        }
+        if let Some(p) = pattern {
+            let field = tantivy::schema::Field::from_field_id(0);
+            if let Err(e) = tantivy::query::RegexQuery::from_pattern(p, field) {
+                problem.get_or_insert(format!("regular expression /{p}/: {e}"));
+            }
+        }
+    });
+    if let Some(p) = problem {
+        return Err(p);
+    }
+    let mut cost = QueryCost::default();
+    cost.add(&ast);
+    cost.check(fuzzy)
+}
+
+/// Calls `f` on every leaf of `ast`.
+fn visit(ast: &UserInputAst, f: &mut impl FnMut(&UserInputLeaf)) {
+    match ast {
+        UserInputAst::Clause(clauses) => clauses.iter().for_each(|(_, c)| visit(c, f)),
+        UserInputAst::Boost(inner, _) => visit(inner, f),
+        UserInputAst::Leaf(leaf) => f(leaf),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,6 +155,25 @@ mod tests {
         assert_eq!(c.automata, 26);
         let why = c.check(0).unwrap_err();
         assert!(why.contains("26") && why.contains("at most 2"), "{why}");
+    }
+
+    #[test]
+    fn queries_are_checked_without_the_index() {
+        assert!(check_query("horse AND title:gall", 0).is_ok());
+        assert!(check_query("body:/h.rse/", 0).is_ok());
+        assert!(check_query("horse AND (", 0)
+            .unwrap_err()
+            .contains("Syntax Error"));
+        assert!(check_query("colour:red", 0)
+            .unwrap_err()
+            .contains("'colour'"));
+        assert!(check_query("body:/[a/", 0)
+            .unwrap_err()
+            .contains("regular expression"));
+        let many: String = (b'a'..=b'c')
+            .map(|x| format!("body:/{}.*/ ", x as char))
+            .collect();
+        assert!(check_query(&many, 0).unwrap_err().contains("at most 2"));
     }
 
     #[test]

@@ -12,7 +12,9 @@ pub use corpus::{
     generated_corpus, read_corpus_file, read_dictd, read_gcide, CorpusError, Doc, GCIDE_DICT,
     GCIDE_INDEX,
 };
-pub use cost::{QueryCost, MAX_AUTOMATON_TERMS, MAX_FUZZY_WORDS, MAX_PATTERN_BYTES};
+pub use cost::{
+    check_query, QueryCost, MAX_AUTOMATON_TERMS, MAX_FUZZY_WORDS, MAX_PATTERN_BYTES, QUERY_FIELDS,
+};
 pub use index::{IndexError, IndexOrigin, SearchIndex};
 pub use job::{Hit, SearchJob, SearchResult, SegmentPart, TOP_K};
 pub use prepare::{

@@ -204,6 +204,26 @@ pub struct PreparedSearch {
     pub queries_path: PathBuf,
 }
 
+/// An exclusive lock on `index_dir`'s lock file (`index_dir.lock`, beside it), waited for.
+fn take_turn(index_dir: &std::path::Path) -> Result<std::fs::File, SearchError> {
+    use fs4::fs_std::FileExt;
+    let mut path = index_dir.as_os_str().to_owned();
+    path.push(".lock");
+    let path = PathBuf::from(path);
+    let io = |source| SearchError::Io {
+        path: path.clone(),
+        source,
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io)?;
+    file.lock_exclusive().map_err(io)?;
+    Ok(file)
+}
+
 /// Opens or builds the index and reads or generates the queries.
 pub fn prepare(
     setup: &SearchSetup,
@@ -215,6 +235,10 @@ pub fn prepare(
     })?;
     let dir = setup.index_dir()?;
     let name = setup.corpus_name()?;
+    // Processes that prepare the same index (two replicas of a shard started together)
+    // take turns: the first builds it, the next waits here, then finds it built. Held
+    // until this function returns; the system drops it if the process dies.
+    let _turn = take_turn(&dir)?;
     // The corpus is read only when the index must be built.
     let mut read_error = None;
     let corpus = setup.corpus.clone();
@@ -368,5 +392,38 @@ mod tests {
         };
         let e = prepare(&setup, &mut |_| {}).unwrap_err().to_string();
         assert!(e.contains("shard 4/5") && e.contains("2 documents"), "{e}");
+    }
+
+    #[test]
+    fn two_preparations_of_one_empty_data_directory_both_succeed() {
+        // Two replicas of a shard started together (issue #39): without the lock one
+        // failed with tantivy's LockBusy.
+        let dir = tempfile::tempdir().unwrap();
+        let corpus = dir.path().join("corpus.jsonl");
+        let mut f = std::fs::File::create(&corpus).unwrap();
+        for doc in generated_corpus(2_000, 7) {
+            let line = serde_json::json!({"title": doc.title, "body": doc.body});
+            writeln!(f, "{line}").unwrap();
+        }
+        drop(f);
+        let setup = SearchSetup {
+            data_dir: dir.path().join("data"),
+            corpus: Some(corpus),
+            segments: 4,
+            queries: 20,
+            seed: 2,
+            shard: Some(Shard { index: 1, count: 2 }),
+        };
+        let results: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..3)
+                .map(|_| {
+                    s.spawn(|| prepare(&setup, &mut |_| {}).map(|p| p.index.searcher().num_docs()))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for r in &results {
+            assert_eq!(r.as_ref().map_err(|e| e.to_string()), Ok(&1_000));
+        }
     }
 }
