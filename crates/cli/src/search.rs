@@ -40,6 +40,11 @@ pub(crate) struct SearchArgs {
 }
 
 impl SearchArgs {
+    /// The shard asked for (`--shard I/S`), if any.
+    pub(crate) fn shard(&self) -> Option<Shard> {
+        self.shard
+    }
+
     /// Whether the user gave their own corpus.
     pub(crate) fn has_corpus(&self) -> bool {
         self.corpus.is_some()

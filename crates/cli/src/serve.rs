@@ -150,6 +150,10 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         drain: Duration::from_secs_f64(args.drain_s),
         request_timeout: Duration::from_secs_f64(args.request_timeout_s),
         body_timeout: Duration::from_secs_f64(args.body_timeout_s),
+        shard: args
+            .search
+            .shard()
+            .map(|s| format!("{}/{}", s.index, s.count)),
     };
     let io = io_runtime(false)?;
     let report = io.block_on(async {

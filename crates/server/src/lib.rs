@@ -91,6 +91,9 @@ pub struct ServeConfig {
     /// A request body that sends nothing for this long is given up (408) and its
     /// connection closed.
     pub body_timeout: Duration,
+    /// The shard this server holds, `I/S` (`--shard`), which `/healthz` reports so that a
+    /// fan-out front end can check its topology; `None` for the whole corpus.
+    pub shard: Option<String>,
 }
 
 impl Default for ServeConfig {
@@ -101,6 +104,7 @@ impl Default for ServeConfig {
             drain: Duration::from_secs(10),
             request_timeout: Duration::from_secs(60),
             body_timeout: Duration::from_secs(5),
+            shard: None,
         }
     }
 }
@@ -116,6 +120,9 @@ pub(crate) struct State {
     /// Set once a shutdown signal has come: `/healthz` answers 503.
     draining: AtomicBool,
     metrics: metrics::HttpMetrics,
+    /// A random name for this process, which `/healthz` reports: one server given to a
+    /// front end under two URLs shows up as the same instance.
+    instance: String,
 }
 
 /// How a server's run ended.
@@ -151,6 +158,7 @@ pub async fn serve(
         draws: Mutex::new(tailor_core::workload_rngs(seed).1),
         draining: AtomicBool::new(false),
         metrics: metrics::HttpMetrics::default(),
+        instance: instance_name(),
         config,
     });
     let app = routes::router(state.clone());
@@ -197,6 +205,15 @@ pub async fn serve(
         cancelled_at_deadline,
         answers,
     })
+}
+
+/// This process's name for `/healthz`: its process id and start time in ns since the
+/// epoch, unique on a host.
+fn instance_name() -> String {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{}-{since:x}", std::process::id())
 }
 
 /// Serves HTTP/1.1 connections from `listener` with `app` until `shutdown` resolves: at

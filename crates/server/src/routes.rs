@@ -438,6 +438,8 @@ async fn healthz(With(state): With<Arc<State>>) -> Response {
         "workload": state.workload.name(),
         "policy": state.runtime.policy().name(),
         "cores": state.cores,
+        "shard": state.config.shard,
+        "instance": state.instance,
     });
     let status = if draining {
         StatusCode::SERVICE_UNAVAILABLE

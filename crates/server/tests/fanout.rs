@@ -274,9 +274,10 @@ async fn hedging_starts_once_a_period_has_data() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn single_r_reissues_at_once_when_the_first_copy_fails() {
-    // Replica 0 goes away after the start-up probe: first copies routed to it fail at
-    // once, and SingleR (q = 1, d = 500 ms) sends their reissue then, not at d.
+async fn a_gone_replicas_copies_go_to_another_at_once_and_it_is_ejected() {
+    // Replica 0 goes away after the start-up probe: a copy routed to it finds no
+    // connection, so it goes to the live replica at once (it never reached the gone
+    // one), and after five such failures in a row the gone replica gets no first copies.
     let gone = start(synthetic(1.0), seq(), ServeConfig::default()).await;
     let live = start(synthetic(1.0), seq(), ServeConfig::default()).await;
     let mut cfg = config(&[], "single-r:500:1");
@@ -284,7 +285,7 @@ async fn single_r_reissues_at_once_when_the_first_copy_fails() {
     let front = Front::start(cfg).await;
     gone.stop().await;
     let client = client();
-    for _ in 0..12 {
+    for _ in 0..30 {
         let started = std::time::Instant::now();
         let (status, body) = send(&client, Method::POST, &format!("{}/work", front.base), "").await;
         assert_eq!(status, StatusCode::OK, "{body}");
@@ -294,13 +295,25 @@ async fn single_r_reissues_at_once_when_the_first_copy_fails() {
             started.elapsed()
         );
     }
-    let report = front.stop().await;
-    let to_gone = report.records.iter().filter(|r| r.replica == 0).count();
-    assert!(
-        to_gone > 0,
-        "random routing sent no first copy to the gone replica"
+    let (status, health) = send(&client, Method::GET, &format!("{}/healthz", front.base), "").await;
+    assert_eq!(status, StatusCode::OK, "{health}");
+    let health: serde_json::Value = serde_json::from_str(&health).unwrap();
+    assert_eq!(health["status"], "degraded", "{health}");
+    assert_eq!(
+        health["replicas"][0]["replicas"][0]["state"], "ejected",
+        "{health}"
     );
-    assert_eq!(report.reissued as usize, to_gone);
+    let (status, _) = send(&client, Method::GET, &format!("{}/readyz", front.base), "").await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "one live replica is enough to be ready"
+    );
+    let report = front.stop().await;
+    assert!(
+        report.records.iter().all(|r| r.replica == 1),
+        "a first copy was answered by the gone replica"
+    );
     live.stop().await;
 }
 
@@ -385,16 +398,20 @@ fn index(dir: &std::path::Path, seed: u64) -> Arc<SearchIndex> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_hits_merge_by_score_across_shards() {
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let holding = |shard: &str| ServeConfig {
+        shard: Some(shard.into()),
+        ..ServeConfig::default()
+    };
     let shard0 = start(
         ServedWorkload::Search(index(a.path(), 11)),
         seq(),
-        ServeConfig::default(),
+        holding("0/2"),
     )
     .await;
     let shard1 = start(
         ServedWorkload::Search(index(b.path(), 12)),
         seq(),
-        ServeConfig::default(),
+        holding("1/2"),
     )
     .await;
     let mut cfg = config(&[], "none");
@@ -442,4 +459,87 @@ async fn search_hits_merge_by_score_across_shards() {
     assert_eq!(report.shard_requests, 2);
     shard0.stop().await;
     shard1.stop().await;
+}
+
+// ---------------------------------------------------------------------------------------
+// Topology and readiness (issue #39)
+// ---------------------------------------------------------------------------------------
+
+/// What `fanout` says when it refuses to start with `shards`.
+async fn refused(shards: Vec<Vec<String>>) -> String {
+    let mut cfg = config(&[], "none");
+    cfg.shards = shards;
+    let (listener, _) = tailor_server::bind("127.0.0.1:0").await.unwrap();
+    match tailor_server::fanout(listener, cfg, async {}).await {
+        Ok(_) => panic!("started"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrong_topologies_are_refused_naming_the_replica() {
+    let a = start(synthetic(1.0), seq(), ServeConfig::default()).await;
+    let b = start(synthetic(1.0), seq(), ServeConfig::default()).await;
+    // The same URL twice in a shard, or for two shards.
+    let e = refused(vec![vec![a.base(), a.base()]]).await;
+    assert!(e.contains(&a.base()) && e.contains("twice"), "{e}");
+    let e = refused(vec![vec![a.base()], vec![a.base(), b.base()]]).await;
+    assert!(e.contains(&a.base()) && e.contains("shard 0"), "{e}");
+    // One server under two URLs.
+    let other_name = a.base().replace("127.0.0.1", "localhost");
+    let e = refused(vec![vec![a.base(), other_name.clone()]]).await;
+    assert!(e.contains(&other_name) && e.contains("same server"), "{e}");
+    a.stop().await;
+    b.stop().await;
+    // Search replicas that hold other shards than they are given for.
+    let (d0, d1) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let holding = |shard: &str| ServeConfig {
+        shard: Some(shard.into()),
+        ..ServeConfig::default()
+    };
+    let s0 = start(
+        ServedWorkload::Search(index(d0.path(), 11)),
+        seq(),
+        holding("0/2"),
+    )
+    .await;
+    let s1 = start(
+        ServedWorkload::Search(index(d1.path(), 12)),
+        seq(),
+        holding("1/2"),
+    )
+    .await;
+    let e = refused(vec![vec![s1.base()], vec![s0.base()]]).await;
+    assert!(
+        e.contains(&s1.base()) && e.contains("holds shard 1/2"),
+        "{e}"
+    );
+    s0.stop().await;
+    s1.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shard_without_live_replicas_is_not_ready() {
+    let only = start(synthetic(1.0), seq(), ServeConfig::default()).await;
+    let mut cfg = config(&[], "none");
+    cfg.shards = vec![vec![only.base()]];
+    let front = Front::start(cfg).await;
+    let client = client();
+    let (status, _) = send(&client, Method::GET, &format!("{}/readyz", front.base), "").await;
+    assert_eq!(status, StatusCode::OK);
+    only.stop().await;
+    // Two failed health checks in a row eject it: about 2-3 s.
+    let mut ready = StatusCode::OK;
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let (status, _) = send(&client, Method::GET, &format!("{}/readyz", front.base), "").await;
+        ready = status;
+        if status != StatusCode::OK {
+            break;
+        }
+    }
+    assert_eq!(ready, StatusCode::SERVICE_UNAVAILABLE);
+    let (_, health) = send(&client, Method::GET, &format!("{}/healthz", front.base), "").await;
+    assert!(health.contains("\"down\""), "{health}");
+    front.stop().await;
 }

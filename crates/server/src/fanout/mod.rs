@@ -12,6 +12,7 @@
 //! it, 503 at once), each for at most `timeout` (then 504). A replica that cannot be
 //! reached makes its shard's answer, and the query's, a 502 that names it.
 
+mod health;
 mod routes;
 mod shard;
 
@@ -94,10 +95,15 @@ pub struct FanoutReport {
     pub records: Vec<ShardRecord>,
 }
 
-/// What `/healthz` of a replica says.
+/// What `/healthz` of a replica says (`shard` and `instance` since issue #39; a server
+/// without them is taken on trust).
 #[derive(Debug, Deserialize)]
 struct Health {
     workload: String,
+    #[serde(default)]
+    shard: Option<String>,
+    #[serde(default)]
+    instance: Option<String>,
 }
 
 /// The front end's metrics.
@@ -111,6 +117,8 @@ struct FanoutMetrics {
     reissue_wins: Family<Label, Counter>,
     replica_errors: Family<Label, Counter>,
     inflight: Gauge,
+    replica_up: Family<Label, Gauge>,
+    ejections: Family<Label, Counter>,
 }
 
 impl Default for FanoutMetrics {
@@ -124,6 +132,8 @@ impl Default for FanoutMetrics {
             reissue_wins: Family::default(),
             replica_errors: Family::default(),
             inflight: Gauge::default(),
+            replica_up: Family::default(),
+            ejections: Family::default(),
         };
         let mut registry = Registry::default();
         registry.register(
@@ -155,6 +165,17 @@ impl Default for FanoutMetrics {
             "tailor_fanout_replica_errors",
             "Copies that got no answer from their replica, by replica URL.",
             m.replica_errors.clone(),
+        );
+        registry.register(
+            "tailor_fanout_replica_up",
+            "1 while a replica gets copies, 0 while it is ejected, by replica URL.",
+            m.replica_up.clone(),
+        );
+        registry.register(
+            "tailor_fanout_replica_ejections",
+            "Times a replica was ejected (consecutive failures or failed health checks), by \
+             replica URL.",
+            m.ejections.clone(),
         );
         registry.register(
             "tailor_fanout_queries_in_flight",
@@ -196,11 +217,31 @@ fn client(max_inflight: usize) -> HttpClient {
         .build(connector)
 }
 
-/// Asks every replica's `/healthz`; all must answer, with the same workload.
+/// Asks every replica's `/healthz`; all must answer, with the same workload, and the
+/// topology must hold: no URL twice, no server twice under two URLs, and a search replica
+/// that says which shard it holds must hold the one it is given for.
 async fn probe(config: &FanoutConfig, client: &HttpClient) -> Result<String, FanoutError> {
     let mut workload: Option<(String, String)> = None;
+    let mut seen_urls: Vec<(String, usize)> = Vec::new();
+    let mut instances: Vec<(String, String)> = Vec::new();
+    let count = config.shards.len();
     for (shard, urls) in config.shards.iter().enumerate() {
         for url in urls {
+            let normal = url.trim_end_matches('/').to_string();
+            if let Some((_, other)) = seen_urls.iter().find(|(u, _)| *u == normal) {
+                return Err(FanoutError::Replica {
+                    shard,
+                    url: url.clone(),
+                    reason: if *other == shard {
+                        "given twice for this shard: a reissue to another replica would go to \
+                         the same server"
+                            .into()
+                    } else {
+                        format!("also given for shard {other}: one server cannot hold two shards")
+                    },
+                });
+            }
+            seen_urls.push((normal, shard));
             let failed = |reason: String| FanoutError::Replica {
                 shard,
                 url: url.clone(),
@@ -226,6 +267,33 @@ async fn probe(config: &FanoutConfig, client: &HttpClient) -> Result<String, Fan
             }
             let health: Health = serde_json::from_slice(&answer.1)
                 .map_err(|e| failed(format!("not a tailor server's /healthz: {e}")))?;
+            if let Some(id) = &health.instance {
+                if let Some((_, other)) = instances.iter().find(|(i, _)| i == id) {
+                    return Err(failed(format!(
+                        "is the same server as {other} (instance {id}): every replica must be \
+                         a server of its own"
+                    )));
+                }
+                instances.push((id.clone(), url.clone()));
+            }
+            if health.workload == "search" {
+                let want = format!("{shard}/{count}");
+                match &health.shard {
+                    Some(held) if *held != want => {
+                        return Err(failed(format!(
+                            "holds shard {held} but is given as shard {want} (--shard groups \
+                             are in shard order)"
+                        )))
+                    }
+                    None if count > 1 && health.instance.is_some() => {
+                        return Err(failed(format!(
+                            "holds the whole corpus, not shard {want}: start it with \
+                             `tailor serve --shard {want}`"
+                        )))
+                    }
+                    _ => {}
+                }
+            }
             match &workload {
                 None => workload = Some((health.workload, url.clone())),
                 Some((w, first)) if *w != health.workload => {
@@ -301,18 +369,36 @@ pub async fn fanout(
         .enumerate()
         .map(|(i, urls)| {
             let seed = config.seed.wrapping_add(i as u64 * 0x9e37_79b9);
+            let urls: Vec<String> = urls
+                .iter()
+                .map(|u| u.trim_end_matches('/').to_string())
+                .collect();
+            let health = urls
+                .iter()
+                .map(|u| {
+                    health::ReplicaHealth::new(
+                        metrics
+                            .replica_up
+                            .get_or_create(&[("replica", u.clone())])
+                            .clone(),
+                        metrics
+                            .ejections
+                            .get_or_create(&[("replica", u.clone())])
+                            .clone(),
+                    )
+                })
+                .collect();
+            let reissued = metrics
+                .reissued
+                .get_or_create(&[("shard", i.to_string())])
+                .clone();
             let replicas = Replicas::new(
-                urls.iter()
-                    .map(|u| u.trim_end_matches('/').to_string())
-                    .collect(),
+                urls,
                 config.route,
                 seed,
                 http.clone(),
                 losers.clone(),
-                metrics
-                    .reissued
-                    .get_or_create(&[("shard", i.to_string())])
-                    .clone(),
+                (reissued, health),
             );
             ShardStack::new(replicas, config.reissue, seed ^ 1, config.hedge_period)
         })
@@ -334,6 +420,7 @@ pub async fn fanout(
         workload = %state.workload,
         "every replica answered /healthz"
     );
+    let checks = tokio::spawn(health_checks(state.clone(), http.clone()));
     let app = routes::router(state.clone());
     // Each connection carries one query at a time: twice the in-flight bound (at least
     // 64) leaves room for idle keep-alive connections and for the 503s beyond it.
@@ -341,6 +428,7 @@ pub async fn fanout(
     let graceful = crate::accept_until(listener, app, connections, shutdown).await;
     state.draining.store(true, Ordering::Release);
     let _ = tokio::time::timeout(state.config.timeout, graceful.shutdown()).await;
+    checks.abort();
     let answers = ["2xx", "4xx", "5xx"].map(|c| {
         state
             .metrics
@@ -362,6 +450,47 @@ pub async fn fanout(
         reissued,
         records,
     })
+}
+
+/// Active health checks (`health.rs`): every replica's `/healthz`, every
+/// [`health::PROBE_INTERVAL`], each within [`health::PROBE_TIMEOUT`], for as long as the
+/// front end runs.
+async fn health_checks(state: Arc<State>, client: HttpClient) {
+    let mut tick = tokio::time::interval(health::PROBE_INTERVAL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let mut checks = tokio::task::JoinSet::new();
+        for (shard, stack) in state.stacks.iter().enumerate() {
+            for (replica, url) in stack.replicas().urls().iter().enumerate() {
+                let (client, url) = (client.clone(), url.clone());
+                checks.spawn(async move {
+                    let good = tokio::time::timeout(health::PROBE_TIMEOUT, async {
+                        let request = hyper::Request::get(format!("{url}/healthz"))
+                            .body(http_body_util::Full::new(Bytes::new()))
+                            .ok()?;
+                        let response = client.request(request).await.ok()?;
+                        Some(response.status().is_success())
+                    })
+                    .await
+                    .ok()
+                    .flatten()
+                    .unwrap_or(false);
+                    (shard, replica, url, good)
+                });
+            }
+        }
+        while let Some(Ok((shard, replica, url, good))) = checks.join_next().await {
+            let health = &state.stacks[shard].replicas().health()[replica];
+            match health.probed(good, Instant::now()) {
+                Some(true) => tracing::info!(shard, replica = %url, "back in service"),
+                Some(false) => {
+                    tracing::warn!(shard, replica = %url, "ejected: health checks failed")
+                }
+                None => {}
+            }
+        }
+    }
 }
 
 /// A query's method, path and body, as each shard gets it.

@@ -25,6 +25,7 @@ pub(super) fn router(state: Arc<State>) -> Router {
         .route("/search", get(search))
         .route("/work", get(work).post(work))
         .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .fallback(unknown)
         .layer(axum::extract::DefaultBodyLimit::max(64 * 1024))
@@ -343,14 +344,56 @@ async fn work(
     counted(&state, received, response)
 }
 
+/// Each shard's replicas that get copies now, and the shards with one or more ejected.
+fn live_replicas(state: &State) -> (Vec<serde_json::Value>, Vec<usize>, Vec<usize>) {
+    let mut shards = Vec::new();
+    let (mut degraded, mut dead) = (Vec::new(), Vec::new());
+    for (i, stack) in state.stacks.iter().enumerate() {
+        let replicas = stack.replicas();
+        let states: Vec<serde_json::Value> = replicas
+            .urls()
+            .iter()
+            .zip(replicas.health())
+            .map(|(url, h)| {
+                serde_json::json!({
+                    "url": url,
+                    "state": if h.is_up() { "up" } else { "ejected" },
+                    "ejected_for_s": h.ejected_for().as_secs_f64(),
+                })
+            })
+            .collect();
+        let live = replicas.health().iter().filter(|h| h.is_up()).count();
+        if live == 0 {
+            dead.push(i);
+        } else if live < replicas.health().len() {
+            degraded.push(i);
+        }
+        shards.push(serde_json::json!({"shard": i, "live": live, "replicas": states}));
+    }
+    (shards, degraded, dead)
+}
+
+/// 200 while serving: `status` is `ok`, `degraded` (a shard has an ejected replica but
+/// every shard a live one) or `down` (a shard has no live replica); 503 `draining` once
+/// stopping. `replicas` gives every replica's state.
 async fn healthz(With(state): With<Arc<State>>) -> Response {
     let draining = state.draining.load(Ordering::Acquire);
+    let (replicas, degraded, dead) = live_replicas(&state);
+    let status = match (draining, dead.is_empty(), degraded.is_empty()) {
+        (true, _, _) => "draining",
+        (false, false, _) => "down",
+        (false, true, false) => "degraded",
+        (false, true, true) => "ok",
+    };
     let body = serde_json::json!({
-        "status": if draining { "draining" } else { "ok" },
+        "status": status,
         "workload": state.workload,
         "policy": format!("fanout {}", state.config.reissue.name()),
         "cores": std::thread::available_parallelism().map_or(1, |n| n.get()),
         "shards": state.config.shards,
+        "degraded_shards": degraded,
+        "shards_without_live_replica": dead,
+        "replicas": replicas,
     });
     let status = if draining {
         StatusCode::SERVICE_UNAVAILABLE
@@ -358,6 +401,28 @@ async fn healthz(With(state): With<Arc<State>>) -> Response {
         StatusCode::OK
     };
     (status, Json(body)).into_response()
+}
+
+/// 200 while every shard has a live replica; 503 with the shards that have none (or while
+/// stopping), so a load balancer sends no queries that would fail.
+async fn readyz(With(state): With<Arc<State>>) -> Response {
+    let (_, _, dead) = live_replicas(&state);
+    if state.draining.load(Ordering::Acquire) {
+        return Reject(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not ready: shutting down".into(),
+        )
+        .into_response();
+    }
+    if !dead.is_empty() {
+        let list: Vec<String> = dead.iter().map(|d| d.to_string()).collect();
+        return Reject(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("not ready: shard {} has no live replica", list.join(", ")),
+        )
+        .into_response();
+    }
+    (StatusCode::OK, Json(serde_json::json!({"ready": true}))).into_response()
 }
 
 async fn metrics(With(state): With<Arc<State>>) -> Response {
@@ -372,7 +437,7 @@ async fn metrics(With(state): With<Arc<State>>) -> Response {
 }
 
 async fn unknown(method: Method, uri: Uri) -> Reject {
-    let known = ["/search", "/work", "/healthz", "/metrics"];
+    let known = ["/search", "/work", "/healthz", "/readyz", "/metrics"];
     if known.contains(&uri.path()) {
         Reject(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -382,7 +447,7 @@ async fn unknown(method: Method, uri: Uri) -> Reject {
         Reject(
             StatusCode::NOT_FOUND,
             format!(
-                "no such path: {} (the paths are /search, /work, /healthz, /metrics)",
+                "no such path: {} (the paths are /search, /work, /healthz, /readyz, /metrics)",
                 uri.path()
             ),
         )

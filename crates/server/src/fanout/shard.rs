@@ -30,6 +30,8 @@ use tower::{BoxError, Service};
 
 use tailor_core::{Reissue, Rng, HEDGE_MIN_SAMPLES};
 
+use super::health::ReplicaHealth;
+
 /// How the front end picks the replica of a shard request's first copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
@@ -144,6 +146,9 @@ pub(crate) struct ShardResponse {
 pub(crate) struct ReplicaError {
     pub(crate) url: String,
     pub(crate) reason: String,
+    /// Whether no connection could be made: the request never reached the replica, so
+    /// it may go to another at no risk.
+    connect: bool,
 }
 
 pub(crate) type HttpClient = Client<HttpConnector, Full<Bytes>>;
@@ -166,6 +171,8 @@ struct ReplicasInner {
     detached: Option<(Arc<Semaphore>, Duration)>,
     /// Second copies sent.
     reissues: Counter,
+    /// Each replica's health (`health.rs`).
+    health: Vec<ReplicaHealth>,
 }
 
 /// How losing copies end.
@@ -195,16 +202,17 @@ impl Drop for Outstanding {
 }
 
 impl Replicas {
-    /// `reissues` counts the second copies this shard sends.
+    /// `reissues` counts the second copies this shard sends; `health` is each replica's.
     pub(crate) fn new(
         urls: Vec<String>,
         route: Route,
         seed: u64,
         client: HttpClient,
         losers: Losers,
-        reissues: Counter,
+        (reissues, health): (Counter, Vec<ReplicaHealth>),
     ) -> Replicas {
         Replicas(Arc::new(ReplicasInner {
+            health,
             outstanding: urls.iter().map(|_| AtomicUsize::new(0)).collect(),
             urls,
             route,
@@ -218,21 +226,32 @@ impl Replicas {
         }))
     }
 
+    /// Each replica's health, by replica.
+    pub(crate) fn health(&self) -> &[ReplicaHealth] {
+        &self.0.health
+    }
+
+    /// The replicas' URLs.
+    pub(crate) fn urls(&self) -> &[String] {
+        &self.0.urls
+    }
+
     /// The replica for a copy, counted as outstanding there before the routing lock is
-    /// released: the first by the route; the reissue by the route among the others (the
-    /// same replica when there is no other).
-    fn pick(&self, request: &ShardRequest) -> Outstanding {
+    /// released: by the route among the live replicas other than `avoid` (the first
+    /// copy's, for a reissue or a retry); among all but `avoid` when none of those is
+    /// live, and `avoid` itself when there is no other.
+    fn pick(&self, avoid: usize) -> Outstanding {
         let inner = &self.0;
-        let avoid = if request.copy == 0 {
-            usize::MAX
-        } else {
-            request.trace.first_replica()
-        };
-        let candidates: Vec<usize> = (0..inner.urls.len()).filter(|&r| r != avoid).collect();
-        let candidates = if candidates.is_empty() {
-            vec![avoid]
-        } else {
-            candidates
+        let others: Vec<usize> = (0..inner.urls.len()).filter(|&r| r != avoid).collect();
+        let live: Vec<usize> = others
+            .iter()
+            .copied()
+            .filter(|&r| inner.health[r].is_up())
+            .collect();
+        let candidates = match (live.is_empty(), others.is_empty()) {
+            (false, _) => live,
+            (true, false) => others,
+            (true, true) => vec![avoid],
         };
         let mut rng = inner.rng.lock().unwrap_or_else(|p| p.into_inner());
         let replica = match inner.route {
@@ -267,7 +286,12 @@ impl Service<ShardRequest> for Replicas {
     fn call(&mut self, request: ShardRequest) -> Self::Future {
         // Counted from now, so that the next pick sees it; released when the copy ends or
         // is dropped, polled or not.
-        let outstanding = self.pick(&request);
+        let avoid = if request.copy == 0 {
+            usize::MAX
+        } else {
+            request.trace.first_replica()
+        };
+        let outstanding = self.pick(avoid);
         let replica = outstanding.1;
         if request.copy == 0 {
             request.trace.first.store(replica, Ordering::Release);
@@ -275,42 +299,27 @@ impl Service<ShardRequest> for Replicas {
             request.trace.second.store(replica, Ordering::Release);
             self.0.reissues.inc();
         }
-        let copy = request.copy;
+        let replicas = self.clone();
         let exchange = async move {
-            let inner = &outstanding.0;
-            let url = &inner.urls[replica];
-            let failed = |reason: String| ReplicaError {
-                url: url.clone(),
-                reason,
-            };
-            let http = Request::builder()
-                .method(request.method.clone())
-                .uri(format!("{url}{}", request.path))
-                .body(Full::new(request.body.clone()))
-                .map_err(|e| failed(e.to_string()))?;
-            let response = inner
-                .client
-                .request(http)
-                .await
-                .map_err(|e| failed(error_chain(&e)))?;
-            let status = response.status();
-            let body = response
-                .into_body()
-                .collect()
-                .await
-                .map_err(|e| failed(format!("the answer broke off: {e}")))?
-                .to_bytes();
-            let ns = request.trace.sent.elapsed().as_nanos().max(1) as u64;
-            if copy == 0 {
-                request.trace.primary_ns.store(ns, Ordering::Release);
+            let first = exchange(&outstanding, &request).await;
+            match first {
+                // No connection: the request never reached the replica, so it goes to
+                // another live one once, if the shard has one.
+                Err(e) if e.connect => {
+                    let retry = replicas.pick(replica);
+                    if retry.1 == replica || !replicas.0.health[retry.1].is_up() {
+                        return Err(e);
+                    }
+                    drop(outstanding);
+                    if request.copy == 0 {
+                        request.trace.first.store(retry.1, Ordering::Release);
+                    } else {
+                        request.trace.second.store(retry.1, Ordering::Release);
+                    }
+                    exchange(&retry, &request).await
+                }
+                other => other,
             }
-            Ok::<_, ReplicaError>(ShardResponse {
-                replica,
-                copy,
-                status,
-                body,
-                latency_ms: ns as f64 / 1e6,
-            })
         };
         let detached = self.0.detached.as_ref().and_then(|(permits, limit)| {
             permits
@@ -337,6 +346,59 @@ impl Service<ShardRequest> for Replicas {
             }
         }
     }
+}
+
+/// Sends one copy to the replica `outstanding` holds and records the outcome in its
+/// health.
+async fn exchange(
+    outstanding: &Outstanding,
+    request: &ShardRequest,
+) -> Result<ShardResponse, ReplicaError> {
+    let (inner, replica) = (&outstanding.0, outstanding.1);
+    let url = &inner.urls[replica];
+    let failed = |reason: String, connect: bool| ReplicaError {
+        url: url.clone(),
+        reason,
+        connect,
+    };
+    let answer = async {
+        let http = Request::builder()
+            .method(request.method.clone())
+            .uri(format!("{url}{}", request.path))
+            .body(Full::new(request.body.clone()))
+            .map_err(|e| failed(e.to_string(), false))?;
+        let response = inner
+            .client
+            .request(http)
+            .await
+            .map_err(|e| failed(error_chain(&e), e.is_connect()))?;
+        let status = response.status();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| failed(format!("the answer broke off: {e}"), false))?
+            .to_bytes();
+        Ok((status, body))
+    }
+    .await;
+    let good = matches!(&answer, Ok((status, _))
+        if !status.is_server_error() || *status == StatusCode::SERVICE_UNAVAILABLE);
+    if inner.health[replica].record(good) {
+        tracing::warn!(replica = %url, "ejected after consecutive failures");
+    }
+    let (status, body) = answer?;
+    let ns = request.trace.sent.elapsed().as_nanos().max(1) as u64;
+    if request.copy == 0 {
+        request.trace.primary_ns.store(ns, Ordering::Release);
+    }
+    Ok(ShardResponse {
+        replica,
+        copy: request.copy,
+        status,
+        body,
+        latency_ms: ns as f64 / 1e6,
+    })
 }
 
 /// An error and its sources on one line.
@@ -465,8 +527,8 @@ pub(crate) enum ShardStack {
     Plain(Replicas),
     SingleR(SingleR<Replicas>),
     /// tower's `Hedge` is not `Clone`; its services are always ready, so it is called
-    /// under a lock that is never held across an await.
-    Hedge(Mutex<Hedge<Replicas, HedgeAnother>>),
+    /// under a lock that is never held across an await. Beside it, the replicas it wraps.
+    Hedge(Mutex<Hedge<Replicas, HedgeAnother>>, Replicas),
 }
 
 impl ShardStack {
@@ -485,13 +547,25 @@ impl ShardStack {
             Reissue::SingleR { d_ms, q } => {
                 ShardStack::SingleR(SingleR::new(replicas, d_ms, q, seed))
             }
-            Reissue::Hedge { percentile } => ShardStack::Hedge(Mutex::new(Hedge::new(
+            Reissue::Hedge { percentile } => ShardStack::Hedge(
+                Mutex::new(Hedge::new(
+                    replicas.clone(),
+                    HedgeAnother,
+                    HEDGE_MIN_SAMPLES as u64,
+                    (percentile / 100.0) as f32,
+                    hedge_period,
+                )),
                 replicas,
-                HedgeAnother,
-                HEDGE_MIN_SAMPLES as u64,
-                (percentile / 100.0) as f32,
-                hedge_period,
-            ))),
+            ),
+        }
+    }
+
+    /// The shard's replicas.
+    pub(crate) fn replicas(&self) -> &Replicas {
+        match self {
+            ShardStack::Plain(r) => r,
+            ShardStack::SingleR(s) => &s.inner,
+            ShardStack::Hedge(_, r) => r,
         }
     }
 
@@ -503,7 +577,7 @@ impl ShardStack {
         match self {
             ShardStack::Plain(replicas) => replicas.clone().call(request),
             ShardStack::SingleR(single) => single.clone().call(request),
-            ShardStack::Hedge(hedge) => {
+            ShardStack::Hedge(hedge, _) => {
                 let mut hedge = hedge.lock().unwrap_or_else(|p| p.into_inner());
                 let mut cx = Context::from_waker(std::task::Waker::noop());
                 match hedge.poll_ready(&mut cx) {
