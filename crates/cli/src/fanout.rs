@@ -45,6 +45,13 @@ pub(crate) struct FanoutArgs {
     /// Seed of the routing and of SingleR's draws.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Seconds a request head may take to arrive before it is answered 408 (at the
+    /// connection bound the slowest client is shed at once).
+    #[arg(long, default_value_t = 5.0, value_parser = bounds::SECONDS)]
+    header_timeout_s: f64,
+    /// Seconds a request body may send nothing before it is answered 408.
+    #[arg(long, default_value_t = 5.0, value_parser = bounds::SECONDS)]
+    body_timeout_s: f64,
     /// Write one CSV line per shard request of each answered query when stopped, in
     /// `tailor simulate --shards --records`' format (`tailor plan reissue` reads it).
     #[arg(long)]
@@ -74,6 +81,8 @@ pub(crate) fn fanout(args: FanoutArgs) -> anyhow::Result<()> {
         hedge_period: Duration::from_secs_f64(args.hedge_period_s),
         seed: args.seed,
         records: args.records.is_some(),
+        header_timeout: Duration::from_secs_f64(args.header_timeout_s),
+        body_timeout: Duration::from_secs_f64(args.body_timeout_s),
     };
     let io = crate::serve::io_runtime(false)?;
     let report = io.block_on(async {

@@ -63,6 +63,11 @@ pub(crate) struct ServeArgs {
     /// connection closed.
     #[arg(long, default_value_t = 5.0, value_parser = bounds::SECONDS)]
     body_timeout_s: f64,
+    /// Seconds a request head may take to arrive, from the connection's opening, before it
+    /// is answered 408 and the connection closed (a kept-alive connection idle this long
+    /// is closed).
+    #[arg(long, default_value_t = 10.0, value_parser = bounds::SECONDS)]
+    header_timeout_s: f64,
     /// Seed of the work drawn for /work requests without a body (the same seed gives
     /// `tailor run` the same works, in arrival order).
     #[arg(long, default_value_t = 1)]
@@ -150,6 +155,7 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         drain: Duration::from_secs_f64(args.drain_s),
         request_timeout: Duration::from_secs_f64(args.request_timeout_s),
         body_timeout: Duration::from_secs_f64(args.body_timeout_s),
+        header_timeout: Duration::from_secs_f64(args.header_timeout_s),
         shard: args
             .search
             .shard()

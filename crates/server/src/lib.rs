@@ -17,6 +17,7 @@
 //! precise generator as `tailor run`, sent over a bounded pool of keep-alive connections,
 //! each latency counted from the intended send time (no coordinated omission, as wrk2).
 
+mod accept;
 mod fanout;
 mod load;
 mod metrics;
@@ -29,10 +30,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::rt::TokioExecutor;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 
 use tailor_core::{DemandModel, Rng};
 use tailor_runtime::{MetricsSnapshot, Runtime, Shutdown};
@@ -80,8 +79,12 @@ impl ServedWorkload {
 pub struct ServeConfig {
     /// Request bodies over this many bytes get 413.
     pub max_body_bytes: usize,
-    /// Connections open at once; further ones wait in the listen backlog.
+    /// Connections open at once; at the bound the slowest client is shed (a 408), or
+    /// when every connection is busy the new one gets 503.
     pub max_connections: usize,
+    /// A request head not complete this long after its connection opened is answered
+    /// 408; on a kept-alive connection, the connection is closed.
+    pub header_timeout: Duration,
     /// How long accepted requests may run after a shutdown signal before the rest are
     /// cancelled.
     pub drain: Duration,
@@ -104,6 +107,7 @@ impl Default for ServeConfig {
             drain: Duration::from_secs(10),
             request_timeout: Duration::from_secs(60),
             body_timeout: Duration::from_secs(5),
+            header_timeout: Duration::from_secs(10),
             shard: None,
         }
     }
@@ -162,13 +166,13 @@ pub async fn serve(
         config,
     });
     let app = routes::router(state.clone());
-    let graceful = accept_until(
-        listener,
-        app.clone(),
-        state.config.max_connections,
-        shutdown,
-    )
-    .await;
+    let limits = accept::Limits {
+        max_connections: state.config.max_connections,
+        header_timeout: state.config.header_timeout,
+        body_timeout: state.config.body_timeout,
+        max_body_bytes: state.config.max_body_bytes,
+    };
+    let graceful = accept::accept_until(listener, app.clone(), limits, shutdown).await;
     state.draining.store(true, Ordering::Release);
     // Idle keep-alive connections close now; busy ones after their answer.
     let deadline = state.config.drain;
@@ -214,54 +218,6 @@ fn instance_name() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     format!("{}-{since:x}", std::process::id())
-}
-
-/// Serves HTTP/1.1 connections from `listener` with `app` until `shutdown` resolves: at
-/// most `max_connections` at once (a slot first, then a connection, so beyond the bound
-/// clients wait in the listen backlog), each watched by the returned graceful shutdown.
-/// Shared by `serve` and `fanout`.
-pub(crate) async fn accept_until(
-    listener: TcpListener,
-    app: axum::Router,
-    max_connections: usize,
-    shutdown: impl Future<Output = ()>,
-) -> GracefulShutdown {
-    let graceful = GracefulShutdown::new();
-    let slots = Arc::new(Semaphore::new(max_connections.max(1)));
-    tokio::pin!(shutdown);
-    loop {
-        let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
-            () = &mut shutdown => break,
-        };
-        let (stream, _peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(x) => x,
-                // Out of file descriptors and the like: wait a little, keep serving.
-                Err(e) => {
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        let _ = stream.set_nodelay(true);
-        let service = hyper_util::service::TowerToHyperService::new(app.clone());
-        // A client that sends no complete request head within 10 s (idle keep-alive
-        // included) is disconnected, so slow or idle clients cannot hold every slot.
-        let connection = hyper::server::conn::http1::Builder::new()
-            .keep_alive(true)
-            .timer(hyper_util::rt::TokioTimer::new())
-            .header_read_timeout(Duration::from_secs(10))
-            .serve_connection(TokioIo::new(stream), service);
-        let connection = graceful.watch(connection);
-        tokio::spawn(async move {
-            let _ = connection.await;
-            drop(slot);
-        });
-    }
-    graceful
 }
 
 /// The state itself once connection tasks have dropped their references, within `wait`.

@@ -12,7 +12,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
-use tower_http::timeout::RequestBodyTimeoutLayer;
 
 use tailor_runtime::{Done, RequestError, SubmitError};
 use tailor_workloads::search::{SearchJob, SearchResult, TOP_K};
@@ -122,7 +121,6 @@ pub(crate) fn router(state: Arc<State>) -> Router {
         .route("/metrics", get(metrics).fallback(wrong_method))
         .fallback(unknown_path)
         .layer(DefaultBodyLimit::max(limit))
-        .layer(RequestBodyTimeoutLayer::new(state.config.body_timeout))
         .layer(axum::middleware::from_fn_with_state(state.clone(), count))
         .with_state(state)
 }

@@ -80,6 +80,8 @@ fn config(servers: &[Vec<Running>], reissue: &str) -> FanoutConfig {
         hedge_period: Duration::from_secs(5),
         seed: 3,
         records: true,
+        header_timeout: Duration::from_secs(5),
+        body_timeout: Duration::from_secs(5),
     }
 }
 

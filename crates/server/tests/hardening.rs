@@ -104,6 +104,90 @@ async fn stalled_bodies_are_cut_off_and_new_clients_get_in() {
     server.stop().await;
 }
 
+/// Reads what a connection gets until it closes, within `wait`; `None` if it stays open.
+async fn answer_within(s: &mut TcpStream, wait: Duration) -> Option<String> {
+    let mut buf = Vec::new();
+    tokio::time::timeout(wait, s.read_to_end(&mut buf))
+        .await
+        .ok()
+        .map(|_| String::from_utf8_lossy(&buf).into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_head_that_stalls_gets_a_408_at_its_timeout() {
+    let config = ServeConfig {
+        header_timeout: Duration::from_secs(1),
+        ..ServeConfig::default()
+    };
+    let server = start(synthetic(SyntheticShape::amdahl(0.0)), 1, config).await;
+    let began = Instant::now();
+    let mut slow = TcpStream::connect(&server.addr).await.unwrap();
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost")
+        .await
+        .unwrap();
+    let got = answer_within(&mut slow, Duration::from_secs(3))
+        .await
+        .expect("closed");
+    assert!(got.starts_with("HTTP/1.1 408"), "{got}");
+    assert!(got.contains("request head"), "{got}");
+    let took = began.elapsed();
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_secs(2),
+        "{took:?}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_the_bound_the_slowest_clients_are_shed_and_a_prompt_one_gets_in() {
+    // Eight connections at most; sixteen hostile clients, half trickling a head, half
+    // stalling a body, with timeouts far away. A prompt client still gets in at once,
+    // and every hostile client that was shed got a 408.
+    let config = ServeConfig {
+        max_connections: 8,
+        header_timeout: Duration::from_secs(30),
+        body_timeout: Duration::from_secs(30),
+        ..ServeConfig::default()
+    };
+    let server = start(synthetic(SyntheticShape::amdahl(0.0)), 1, config).await;
+    let mut hostile = Vec::new();
+    for i in 0..16 {
+        let mut s = TcpStream::connect(&server.addr).await.unwrap();
+        let sent: &[u8] = if i % 2 == 0 {
+            b"GET /healthz HTTP/1.1\r\nHo"
+        } else {
+            b"POST /work HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\n{"
+        };
+        s.write_all(sent).await.unwrap();
+        hostile.push(s);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let began = Instant::now();
+    let (status, text) = exchange(
+        &server.addr,
+        "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    assert!(
+        began.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        began.elapsed()
+    );
+    // The first nine were shed (the oldest first) as the others came: answered 408.
+    let mut shed = 0;
+    for s in hostile.iter_mut().take(9) {
+        let got = answer_within(s, Duration::from_secs(2))
+            .await
+            .expect("shed and closed");
+        assert!(got.starts_with("HTTP/1.1 408"), "{got}");
+        assert!(got.contains("slowest client"), "{got}");
+        shed += 1;
+    }
+    assert_eq!(shed, 9);
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_goes_away_cancels_its_work() {
     let server = start(

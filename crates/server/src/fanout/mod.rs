@@ -61,6 +61,11 @@ pub struct FanoutConfig {
     pub seed: u64,
     /// Keep one record per shard request.
     pub records: bool,
+    /// A request head not complete this long after its connection opened is answered
+    /// 408 (as `serve`'s).
+    pub header_timeout: Duration,
+    /// A request body that sends nothing for this long is answered 408.
+    pub body_timeout: Duration,
 }
 
 /// Why the front end could not start.
@@ -331,6 +336,11 @@ fn check(config: &FanoutConfig) -> Result<(), FanoutError> {
     if config.timeout < Duration::from_millis(1) {
         return bad("--timeout-ms must be at least 1".into());
     }
+    if config.header_timeout < Duration::from_millis(1)
+        || config.body_timeout < Duration::from_millis(1)
+    {
+        return bad("--header-timeout-s and --body-timeout-s must be at least 0.001".into());
+    }
     if config.hedge_period < Duration::from_millis(1) {
         return bad("--hedge-period-s must be at least 0.001".into());
     }
@@ -425,7 +435,13 @@ pub async fn fanout(
     // Each connection carries one query at a time: twice the in-flight bound (at least
     // 64) leaves room for idle keep-alive connections and for the 503s beyond it.
     let connections = (2 * state.config.max_inflight).max(64);
-    let graceful = crate::accept_until(listener, app, connections, shutdown).await;
+    let limits = crate::accept::Limits {
+        max_connections: connections,
+        header_timeout: state.config.header_timeout,
+        body_timeout: state.config.body_timeout,
+        max_body_bytes: routes::MAX_BODY_BYTES,
+    };
+    let graceful = crate::accept::accept_until(listener, app, limits, shutdown).await;
     state.draining.store(true, Ordering::Release);
     let _ = tokio::time::timeout(state.config.timeout, graceful.shutdown()).await;
     checks.abort();

@@ -20,6 +20,9 @@ use super::{Fanned, State};
 use crate::routes::Reject;
 use crate::{SearchAnswer, WorkAnswer};
 
+/// The largest query body, in bytes (beyond it, 413).
+pub(super) const MAX_BODY_BYTES: usize = 64 * 1024;
+
 pub(super) fn router(state: Arc<State>) -> Router {
     Router::new()
         .route("/search", get(search))
@@ -28,7 +31,7 @@ pub(super) fn router(state: Arc<State>) -> Router {
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .fallback(unknown)
-        .layer(axum::extract::DefaultBodyLimit::max(64 * 1024))
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
 }
 
