@@ -124,6 +124,7 @@ struct FanoutMetrics {
     inflight: Gauge,
     replica_up: Family<Label, Gauge>,
     ejections: Family<Label, Counter>,
+    first_copies: Family<Label, Counter>,
 }
 
 impl Default for FanoutMetrics {
@@ -139,6 +140,7 @@ impl Default for FanoutMetrics {
             inflight: Gauge::default(),
             replica_up: Family::default(),
             ejections: Family::default(),
+            first_copies: Family::default(),
         };
         let mut registry = Registry::default();
         registry.register(
@@ -175,6 +177,12 @@ impl Default for FanoutMetrics {
             "tailor_fanout_replica_up",
             "1 while a replica gets copies, 0 while it is ejected, by replica URL.",
             m.replica_up.clone(),
+        );
+        registry.register(
+            "tailor_fanout_first_copies",
+            "First copies of shard requests routed to each replica, by replica URL (a copy \
+             that finds no connection then goes to another).",
+            m.first_copies.clone(),
         );
         registry.register(
             "tailor_fanout_replica_ejections",
@@ -402,13 +410,22 @@ pub async fn fanout(
                 .reissued
                 .get_or_create(&[("shard", i.to_string())])
                 .clone();
+            let firsts = urls
+                .iter()
+                .map(|u| {
+                    metrics
+                        .first_copies
+                        .get_or_create(&[("replica", u.clone())])
+                        .clone()
+                })
+                .collect();
             let replicas = Replicas::new(
                 urls,
                 config.route,
                 seed,
                 http.clone(),
                 losers.clone(),
-                (reissued, health),
+                (reissued, health, firsts),
             );
             ShardStack::new(replicas, config.reissue, seed ^ 1, config.hedge_period)
         })

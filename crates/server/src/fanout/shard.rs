@@ -173,6 +173,8 @@ struct ReplicasInner {
     reissues: Counter,
     /// Each replica's health (`health.rs`).
     health: Vec<ReplicaHealth>,
+    /// First copies routed to each replica (before any retry elsewhere).
+    firsts: Vec<Counter>,
 }
 
 /// How losing copies end.
@@ -209,10 +211,11 @@ impl Replicas {
         seed: u64,
         client: HttpClient,
         losers: Losers,
-        (reissues, health): (Counter, Vec<ReplicaHealth>),
+        (reissues, health, firsts): (Counter, Vec<ReplicaHealth>, Vec<Counter>),
     ) -> Replicas {
         Replicas(Arc::new(ReplicasInner {
             health,
+            firsts,
             outstanding: urls.iter().map(|_| AtomicUsize::new(0)).collect(),
             urls,
             route,
@@ -295,6 +298,7 @@ impl Service<ShardRequest> for Replicas {
         let replica = outstanding.1;
         if request.copy == 0 {
             request.trace.first.store(replica, Ordering::Release);
+            self.0.firsts[replica].inc();
         } else {
             request.trace.second.store(replica, Ordering::Release);
             self.0.reissues.inc();
