@@ -4,16 +4,30 @@
 // `_exit` is the one call here that needs it.
 #![allow(unsafe_code)]
 
-/// Resolves on SIGINT or SIGTERM. From then on a second SIGINT or SIGTERM ends the
-/// process at once (exit status 130), whatever the drain is waiting for.
-pub async fn shutdown_signal() {
-    any_signal().await;
-    tracing::info!("stopping; a second SIGINT or SIGTERM exits at once");
-    tokio::spawn(async {
-        any_signal().await;
+use std::future::Future;
+
+/// Watches SIGINT and SIGTERM from this call on, and resolves on the first. From then on
+/// a second ends the process at once (exit status 130), whatever the drain is waiting for.
+///
+/// The watch starts here, not when the future is first polled: a signal that comes while
+/// the server is still starting (a front end asking its replicas' `/healthz`) neither
+/// kills the process by the default action nor waits for the start to end before a
+/// second signal can act. Must be called within a Tokio runtime.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    let mut signals = Signals::watch();
+    let (first, stop) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        signals.next().await;
+        tracing::info!("stopping; a second SIGINT or SIGTERM exits at once");
+        let _ = first.send(());
+        signals.next().await;
         tracing::warn!("second signal: exiting now");
         exit_now(130);
     });
+    async move {
+        // The watcher lives as long as the runtime; a runtime shutting down ends the wait.
+        let _ = stop.await;
+    }
 }
 
 /// Ends the process at once with `status`. `std::process::exit` runs the C library's exit
@@ -25,19 +39,38 @@ fn exit_now(status: i32) -> ! {
     unsafe { libc::_exit(status) }
 }
 
-/// Resolves on the next SIGINT or SIGTERM.
-async fn any_signal() {
+/// SIGINT and SIGTERM, watched from creation.
+struct Signals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut term = signal(SignalKind::terminate()).expect("SIGTERM can be watched");
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
+    term: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn watch() -> Signals {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Signals {
+                term: signal(SignalKind::terminate()).expect("SIGTERM can be watched"),
+                int: signal(SignalKind::interrupt()).expect("SIGINT can be watched"),
+            }
         }
+        #[cfg(not(unix))]
+        Signals {}
     }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
+
+    /// Resolves on the next SIGINT or SIGTERM.
+    async fn next(&mut self) {
+        #[cfg(unix)]
+        tokio::select! {
+            _ = self.term.recv() => {}
+            _ = self.int.recv() => {}
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }

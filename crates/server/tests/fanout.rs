@@ -319,6 +319,71 @@ async fn a_gone_replicas_copies_go_to_another_at_once_and_it_is_ejected() {
     live.stop().await;
 }
 
+/// A replica that answers `/healthz` as `like` does (under an instance of its own) and
+/// closes every other connection once it has read the request head: a server killed
+/// while its copies were in flight.
+async fn breaking_replica(like: &Running) -> (String, JoinHandle<()>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (_, health) = send(
+        &client(),
+        Method::GET,
+        &format!("{}/healthz", like.base()),
+        "",
+    )
+    .await;
+    let mut health: serde_json::Value = serde_json::from_str(&health).unwrap();
+    health["instance"] = "breaking".into();
+    let health = health.to_string();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let health = health.clone();
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match socket.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                if head.starts_with(b"GET /healthz") {
+                    let answer = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                         content-length: {}\r\nconnection: close\r\n\r\n{health}",
+                        health.len()
+                    );
+                    let _ = socket.write_all(answer.as_bytes()).await;
+                }
+                // Anything else: the connection closes with the request unanswered.
+            });
+        }
+    });
+    (base, task)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_whose_replica_breaks_off_goes_to_another() {
+    // The breaking replica passes its health checks but never answers a copy: each of
+    // its copies reached it and broke off, and goes to the live replica once, so every
+    // query is answered; after five such failures in a row it is ejected.
+    let live = start(synthetic(1.0), seq(), ServeConfig::default()).await;
+    let (breaking, task) = breaking_replica(&live).await;
+    let mut cfg = config(&[], "none");
+    cfg.shards = vec![vec![breaking, live.base()]];
+    let front = Front::start(cfg).await;
+    let client = client();
+    for _ in 0..30 {
+        let (status, body) = send(&client, Method::POST, &format!("{}/work", front.base), "").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let report = front.stop().await;
+    assert!(report.records.iter().all(|r| r.replica == 1));
+    task.abort();
+    live.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_replica_is_named() {
     // At start: a port nobody listens on.

@@ -181,7 +181,8 @@ impl Default for FanoutMetrics {
         registry.register(
             "tailor_fanout_first_copies",
             "First copies of shard requests routed to each replica, by replica URL (a copy \
-             that finds no connection then goes to another).",
+             that gets no answer, for want of a connection or because it broke, then goes \
+             to another).",
             m.first_copies.clone(),
         );
         registry.register(

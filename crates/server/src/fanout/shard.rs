@@ -146,9 +146,11 @@ pub(crate) struct ShardResponse {
 pub(crate) struct ReplicaError {
     pub(crate) url: String,
     pub(crate) reason: String,
-    /// Whether no connection could be made: the request never reached the replica, so
-    /// it may go to another at no risk.
-    connect: bool,
+    /// Whether no HTTP answer came back: no connection could be made, or the connection
+    /// broke before the answer was whole (a replica killed mid-request). The fan-out's
+    /// requests (searches, synthetic work) change nothing at the replica, so such a copy
+    /// may go to another replica once, as Envoy's `connect-failure` and `reset` retries do.
+    transport: bool,
 }
 
 pub(crate) type HttpClient = Client<HttpConnector, Full<Bytes>>;
@@ -307,9 +309,9 @@ impl Service<ShardRequest> for Replicas {
         let exchange = async move {
             let first = exchange(&outstanding, &request).await;
             match first {
-                // No connection: the request never reached the replica, so it goes to
-                // another live one once, if the shard has one.
-                Err(e) if e.connect => {
+                // No answer (no connection, or one that broke): the copy goes to another
+                // live replica once, if the shard has one.
+                Err(e) if e.transport => {
                     let retry = replicas.pick(replica);
                     if retry.1 == replica || !replicas.0.health[retry.1].is_up() {
                         return Err(e);
@@ -360,10 +362,10 @@ async fn exchange(
 ) -> Result<ShardResponse, ReplicaError> {
     let (inner, replica) = (&outstanding.0, outstanding.1);
     let url = &inner.urls[replica];
-    let failed = |reason: String, connect: bool| ReplicaError {
+    let failed = |reason: String, transport: bool| ReplicaError {
         url: url.clone(),
         reason,
-        connect,
+        transport,
     };
     let answer = async {
         let http = Request::builder()
@@ -375,13 +377,13 @@ async fn exchange(
             .client
             .request(http)
             .await
-            .map_err(|e| failed(error_chain(&e), e.is_connect()))?;
+            .map_err(|e| failed(error_chain(&e), true))?;
         let status = response.status();
         let body = response
             .into_body()
             .collect()
             .await
-            .map_err(|e| failed(format!("the answer broke off: {e}"), false))?
+            .map_err(|e| failed(format!("the answer broke off: {e}"), true))?
             .to_bytes();
         Ok((status, body))
     }
