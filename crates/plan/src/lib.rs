@@ -26,6 +26,7 @@ pub use fm::{
 };
 pub use rc::{plan_rc, RcCandidate, RcPlan, RC_PLAN_KIND};
 pub use reissue::{
-    plan_reissue, plan_reissue_exhaustive, ReissueError, ReissueParams, ReissuePlan,
+    adapt_reissue, next_multiplier, plan_reissue, plan_reissue_exhaustive, AdaptParams, AdaptStep,
+    AdaptedPlan, Measured, ReissueError, ReissueParams, ReissuePlan, ReissueTrial,
 };
 pub use tail_control::{plan_tail_control, TailControlError, TailControlParams};
