@@ -11,6 +11,7 @@ mod calibrate;
 mod fm;
 mod rc;
 mod reissue;
+mod reissue_adapt;
 mod tail_control;
 
 pub use adaptive::{plan_adaptive, AdaptiveParams};
@@ -27,5 +28,8 @@ pub use fm::{
 pub use rc::{plan_rc, RcCandidate, RcPlan, RC_PLAN_KIND};
 pub use reissue::{
     plan_reissue, plan_reissue_exhaustive, ReissueError, ReissueParams, ReissuePlan,
+};
+pub use reissue_adapt::{
+    adapt_reissue, next_multiplier, AdaptParams, AdaptStep, AdaptedPlan, Measured, ReissueTrial,
 };
 pub use tail_control::{plan_tail_control, TailControlError, TailControlParams};

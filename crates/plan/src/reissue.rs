@@ -36,6 +36,16 @@
 //! then the Kaplan-Meier estimate (Kaplan and Meier, JASA 1958), computed by
 //! redistributing each censored sample's weight equally over the samples after it
 //! (Efron 1967); weight left after the last answered sample never answers.
+//!
+//! # Spending the budget
+//!
+//! Neither plan, from a log without reissue or from one under the plan, aims at the
+//! reissue rate the plan will cause: under fan-out with stalls the first underspends at
+//! high load. `adapt_reissue` (reissue_adapt.rs) plans from the log for a multiple of
+//! the budget and searches the multiple (bracketing, then secant steps:
+//! `next_multiplier`) until the rate measured under the plan, by a simulation or a live
+//! run that the caller passes in, is within a band of the budget (90-100% by default).
+//! This search is tailor's.
 
 /// What to plan for.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -184,6 +194,24 @@ pub fn plan_reissue(
 ) -> Result<ReissuePlan, ReissueError> {
     let k = check(answered_ms, censored_ms, params)?;
     let e = Empirical::kaplan_meier(answered_ms, censored_ms);
+    plan_on(
+        &e,
+        k,
+        params,
+        answered_ms.len() + censored_ms.len(),
+        censored_ms.len(),
+    )
+}
+
+/// [`plan_reissue`] on an estimated distribution, for the checked shard-level quantile
+/// `k`; `samples` and `censored` name the log in errors.
+pub(crate) fn plan_on(
+    e: &Empirical,
+    k: f64,
+    params: ReissueParams,
+    samples: usize,
+    censored: usize,
+) -> Result<ReissuePlan, ReissueError> {
     // A hair of slack, so that a late fraction equal to the allowed one in exact
     // arithmetic is not refused for a rounding error.
     let allowed = 1.0 - k + 1e-12;
@@ -198,8 +226,8 @@ pub fn plan_reissue(
     let hi = 2.0 * top + 1.0;
     if !feasible(hi, false) {
         return Err(ReissueError::TooCensored {
-            censored: censored_ms.len(),
-            samples: answered_ms.len() + censored_ms.len(),
+            censored,
+            samples,
             percentile: 100.0 * k,
         });
     }
@@ -233,7 +261,11 @@ pub fn plan_reissue(
 }
 
 /// The shard-level quantile k, after checking the parameters and the log.
-fn check(answered: &[f64], censored: &[f64], params: ReissueParams) -> Result<f64, ReissueError> {
+pub(crate) fn check(
+    answered: &[f64],
+    censored: &[f64],
+    params: ReissueParams,
+) -> Result<f64, ReissueError> {
     let bad = |m: String| Err(ReissueError::BadParameter(m));
     if !(0.0..=1.0).contains(&params.budget) {
         return bad(format!(
