@@ -11,7 +11,9 @@ reissue` plans SingleR from it as is, and again with --adapt, which simulates th
 fan-out under each candidate (seeds 1001.., --adapt-seeds of them) until the reissue rate
 is within 90-100% of the budget; hedging takes the least percentile (to 0.05, by bisection)
 whose rate stays within the budget on seed 1001 (docs/fanout.md's "hedging at the
-budget"); then each policy runs with seeds 1..--seeds, and the table shows the median
+budget"), hedging as `tailor fanout` does it (tower's hedge: per shard, the previous
+period's percentile; --hedge-period-s 1 here, so that its first period falls in the
+warm-up); then each policy runs with seeds 1..--seeds, and the table shows the median
 p99 and reissue rate. Writes docs/fanout-runs/<date>-adapt.{txt,json}.
 """
 
@@ -51,6 +53,8 @@ def main():
     a.add_argument("--seeds", type=int, default=3)
     a.add_argument("--adapt-seeds", type=int, default=1)
     a.add_argument("--loads", default="0.3,0.6")
+    a.add_argument("--hedge-period-s", type=float, default=1.0,
+                   help="hedging's histogram period in the simulations (tailor fanout's default is 5 s)")
     a.add_argument("--quick", action="store_true")
     a.add_argument("--out", default=None)
     args = a.parse_args()
@@ -62,6 +66,11 @@ def main():
     def sim(rps, seed, reissue, records=None):
         n = min(args.log_queries, args.queries) if records else args.queries
         extra = ["--records", records] if records else []
+        if reissue.startswith("hedge:"):
+            # tower's hedge waits a whole period before its first hedge; a 1 s period
+            # keeps that start inside the default warm-up (5% of the queries) at these
+            # rates, with thousands of latencies per shard per period.
+            extra += ["--hedge-period-s", str(args.hedge_period_s)]
         return run(["simulate", *fanout, "--policy", "seq", "--arrivals", "poisson", "--rps", str(rps),
                     "--seed", str(seed), "--reissue", reissue, "--requests", str(n), *extra])
 

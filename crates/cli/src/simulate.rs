@@ -181,7 +181,8 @@ pub(crate) struct FanoutArgs {
     replicas: usize,
     /// When a shard request is sent again to another replica: none, single-d:D_MS,
     /// single-r:D_MS:Q (SingleR: with probability Q after D_MS), hedge:PERCENTILE (after
-    /// that percentile of the last 1,000 shard latencies).
+    /// that percentile of the shard's latencies over the previous --hedge-period-s, as
+    /// `tailor fanout` hedges).
     #[arg(long, default_value = "none", value_parser = parse_reissue, requires = "shards")]
     reissue: Reissue,
     /// Replica stalls: RATE_PER_S:LENGTH_MS (stall starts a Poisson process per replica).
@@ -193,6 +194,11 @@ pub(crate) struct FanoutArgs {
     /// Let the losing copy of a reissued request run to its end instead of cancelling it.
     #[arg(long, requires = "shards")]
     no_cancel: bool,
+    /// Hedging: seconds per period of each shard's latency histogram; hedges use the
+    /// previous period's percentile once it has 100 latencies (as `tailor fanout`).
+    #[arg(long, default_value_t = tailor_sim::DEFAULT_HEDGE_PERIOD_MS / 1000.0,
+          value_parser = bounds::SECONDS, requires = "shards")]
+    hedge_period_s: f64,
 }
 
 /// `--select`.
@@ -219,6 +225,7 @@ impl FanoutArgs {
         let mut cfg = FanoutConfig::new(server, shards, self.replicas);
         cfg.reissue = self.reissue;
         cfg.noise = self.noise;
+        cfg.hedge_period_ms = 1000.0 * self.hedge_period_s;
         cfg.select = match self.select {
             Pick::Random => Select::Random,
             Pick::LeastLoaded => Select::LeastLoaded,

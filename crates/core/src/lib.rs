@@ -53,9 +53,7 @@ pub use hetero::{
 pub use job::Job;
 pub use policy::{Admission, Policy, Tables};
 pub use profile::{DemandProfile, ProfileConditions, RequestProfile};
-pub use reissue::{
-    write_shard_records, Noise, Reissue, ShardLog, ShardRecord, HEDGE_MIN_SAMPLES, HEDGE_WINDOW,
-};
+pub use reissue::{write_shard_records, Noise, Reissue, ShardLog, ShardRecord, HEDGE_MIN_SAMPLES};
 pub use s2f::{HeteroPolicy, HETERO_POLICY_FORMS};
 pub use shapes::Shape;
 pub use speed::{SpeedTrace, MAX_WORK_SCALE};

@@ -34,16 +34,15 @@ pub enum Reissue {
         /// The probability, drawn once per shard request when it is sent.
         q: f64,
     },
-    /// Dean's hedged request: after the `percentile`-th percentile of the last
-    /// [`HEDGE_WINDOW`] shard latencies, once [`HEDGE_MIN_SAMPLES`] are known.
+    /// Dean's hedged request, as tower's hedge keeps it: after the `percentile`-th
+    /// percentile of the shard's answered latencies over the previous period, once that
+    /// period has [`HEDGE_MIN_SAMPLES`] of them.
     Hedge {
         /// In (0, 100).
         percentile: f64,
     },
 }
 
-/// The shard latencies a hedging front end remembers.
-pub const HEDGE_WINDOW: usize = 1000;
 /// The latencies a hedging front end needs before it hedges.
 pub const HEDGE_MIN_SAMPLES: usize = 100;
 

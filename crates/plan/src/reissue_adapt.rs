@@ -95,8 +95,10 @@ const SECANT_GUARD: f64 = 0.1;
 /// The search (tailor's; see [`adapt_reissue`]) aims at the band's middle:
 /// - the first trial is the plan for the budget itself (multiplier 1);
 /// - until the band is bracketed (a trial below it at a smaller multiplier than one
-///   above it), the rate is taken as proportional to the planned budget: the next
-///   multiplier is the nearest trial's times target / rate, moving at most 4x;
+///   above it), the rate is taken as a power of the multiplier: proportional after one
+///   trial (the next multiplier is its times target / rate, at most 4x away), then with
+///   the exponent read from the two trials nearest the band on that side (at most 16x a
+///   step);
 /// - once bracketed, a secant step between the bracket's ends (regula falsi), kept a
 ///   tenth of the bracket inside it, or the midpoint when the last two trials fell on
 ///   the same side of the band (which keeps one-sided secant steps from stalling).
@@ -135,12 +137,28 @@ pub fn next_multiplier(budget: f64, adapt: AdaptParams, trials: &[(f64, f64)]) -
         .filter(|&&(m, r)| r < low && above.is_none_or(|(m_hi, _)| m < m_hi))
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .copied();
+    // Before the band is bracketed: the rate taken as a power of the multiplier, its
+    // exponent read from the two trials nearest the band on this side (1, proportional,
+    // while there is only one), the step at most MAX_STEP^2 (MAX_STEP for the first).
     let proportional = |(m, r): (f64, f64)| {
-        if r > 0.0 {
-            m * (target / r).clamp(1.0 / MAX_STEP, MAX_STEP)
-        } else {
-            m * MAX_STEP
+        if r <= 0.0 {
+            return m * MAX_STEP;
         }
+        let side_of = |t: &(f64, f64)| (t.1 > high) == (r > high) && t.0 != m && t.1 > 0.0;
+        let neighbour = trials
+            .iter()
+            .filter(|t| side_of(t))
+            .min_by(|a, b| (a.0 / m).ln().abs().total_cmp(&(b.0 / m).ln().abs()));
+        let power = neighbour
+            .map(|&(m2, r2)| (r / r2).ln() / (m / m2).ln())
+            .filter(|k| k.is_finite() && *k > 0.05)
+            .unwrap_or(1.0);
+        let reach = if neighbour.is_some() {
+            MAX_STEP * MAX_STEP
+        } else {
+            MAX_STEP
+        };
+        m * (target / r).powf(1.0 / power).clamp(1.0 / reach, reach)
     };
     let next = match (below, above) {
         (Some((m_lo, r_lo)), Some((m_hi, r_hi))) => {
@@ -380,7 +398,8 @@ mod tests {
     proptest! {
         /// On any rate that grows with the planned budget as a power of it, from a
         /// tenth to ten times the budget at multiplier 1, the search ends in the band
-        /// within its trials, and never tries a multiplier twice.
+        /// within its trials, where the band can be reached at all, and never tries a
+        /// multiplier twice.
         #[test]
         fn the_search_lands_in_the_band_on_smooth_rising_rates(
             budget in 0.005f64..0.2,
@@ -388,6 +407,8 @@ mod tests {
             power in 0.3f64..3.0,
         ) {
             let rate = |m: f64| (at_one * budget * m.powf(power)).min(1.0);
+            // The band must be reachable with the planned budget at most 1.
+            prop_assume!(rate(1.0 / budget) >= 0.9 * budget);
             let (step, trials) = search(budget, rate);
             let AdaptStep::Done(i) = step else {
                 return Err(TestCaseError::fail(format!("{step:?} {trials:?}")));

@@ -32,6 +32,10 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 
+/// Why a connection shed at the bound is answered 408.
+const SHED_REASON: &str =
+    "request timeout: the server is at its connection bound and this was the slowest client";
+
 /// The longest request head read, in bytes (beyond it, 431).
 const MAX_HEAD_BYTES: usize = 64 * 1024;
 
@@ -56,6 +60,8 @@ enum Phase {
     Body,
     Busy,
     Idle,
+    /// Picked to be shed: told so, no longer counted against the bound nor picked again.
+    Shedding,
 }
 
 #[derive(Debug)]
@@ -95,10 +101,17 @@ impl Registry {
         (id, shed, close)
     }
 
-    fn set(&self, id: u64, phase: Phase) {
-        if let Some(e) = self.lock().get_mut(&id) {
-            e.phase = phase;
-            e.since = Instant::now();
+    /// Moves a connection to `phase`; returns false, changing nothing, if it is being
+    /// shed (its reader has been told, or will be, to answer 408).
+    fn set(&self, id: u64, phase: Phase) -> bool {
+        match self.lock().get_mut(&id) {
+            Some(e) if e.phase == Phase::Shedding => false,
+            Some(e) => {
+                e.phase = phase;
+                e.since = Instant::now();
+                true
+            }
+            None => true,
         }
     }
 
@@ -106,29 +119,39 @@ impl Registry {
         self.lock().remove(&id);
     }
 
-    /// Sheds one connection other than `newest` when over `max`; returns whether the
-    /// newest itself must go (every other connection is busy).
+    /// Sheds one connection other than `newest` when more than `max` are not already
+    /// being shed; returns whether the newest itself must go (every other connection is
+    /// busy).
     fn shed_over(&self, max: usize, newest: u64) -> bool {
-        let entries = self.lock();
-        if entries.len() <= max {
+        let mut entries = self.lock();
+        let counted = entries
+            .values()
+            .filter(|e| e.phase != Phase::Shedding)
+            .count();
+        if counted <= max {
             return false;
         }
-        let oldest = |phases: &[Phase]| {
+        let oldest = |entries: &HashMap<u64, Entry>, phases: &[Phase]| {
             entries
                 .iter()
                 .filter(|(id, e)| **id != newest && phases.contains(&e.phase))
                 .min_by_key(|(id, e)| (e.since, **id))
-                .map(|(_, e)| e)
+                .map(|(id, _)| *id)
         };
-        if let Some(e) = oldest(&[Phase::Head, Phase::Body]) {
+        let victim = oldest(&entries, &[Phase::Head, Phase::Body])
+            .map(|id| (id, true))
+            .or_else(|| oldest(&entries, &[Phase::Idle]).map(|id| (id, false)));
+        let Some((id, waiting)) = victim else {
+            return true;
+        };
+        let e = entries.get_mut(&id).expect("picked from the map");
+        e.phase = Phase::Shedding;
+        if waiting {
             e.shed.notify_one();
-            false
-        } else if let Some(e) = oldest(&[Phase::Idle]) {
-            e.close.notify_one();
-            false
         } else {
-            true
+            e.close.notify_one();
         }
+        false
     }
 
     /// Answers every connection whose head is still arriving (at shutdown).
@@ -192,10 +215,25 @@ async fn read_head(stream: &mut TcpStream, limits: Limits, shed: &Notify) -> Hea
     let mut buf = BytesMut::with_capacity(1024);
     let deadline = tokio::time::sleep(limits.header_timeout);
     tokio::pin!(deadline);
+    // Bytes already searched for the head's end; each read searches only what it added
+    // (and the three bytes before it).
+    let mut searched: usize = 0;
     loop {
-        if buf.windows(4).any(|w| w == b"\r\n\r\n") {
+        // Empty lines before the request line are ignored (RFC 9112, section 2.2): they
+        // neither end the head nor make the connection look busy.
+        let blank = buf
+            .iter()
+            .take_while(|b| matches!(b, b'\r' | b'\n'))
+            .count();
+        if blank > 0 {
+            let _ = buf.split_to(blank);
+            searched = 0;
+        }
+        let from = searched.saturating_sub(3);
+        if buf[from..].windows(4).any(|w| w == b"\r\n\r\n") {
             return Head::Read(buf.freeze());
         }
+        searched = buf.len();
         if buf.len() >= MAX_HEAD_BYTES {
             write_closing(
                 stream,
@@ -219,13 +257,7 @@ async fn read_head(stream: &mut TcpStream, limits: Limits, shed: &Notify) -> Hea
                 return Head::Answered;
             }
             () = shed.notified() => {
-                write_closing(
-                    stream,
-                    StatusCode::REQUEST_TIMEOUT,
-                    "request timeout: the server is at its connection bound and this was the \
-                     slowest client",
-                )
-                .await;
+                write_closing(stream, StatusCode::REQUEST_TIMEOUT, SHED_REASON).await;
                 return Head::Answered;
             }
         }
@@ -277,7 +309,9 @@ async fn serve_request(
     request: Request<Incoming>,
     (id, registry, limits, shed): (u64, Arc<Registry>, Limits, Arc<Notify>),
 ) -> Response {
-    registry.set(id, Phase::Body);
+    if !registry.set(id, Phase::Body) {
+        return closing(StatusCode::REQUEST_TIMEOUT, SHED_REASON);
+    }
     let (parts, mut incoming) = request.into_parts();
     let mut body = BytesMut::new();
     let read = async {
@@ -320,23 +354,71 @@ async fn serve_request(
     };
     let read = tokio::select! {
         read = read => read,
-        () = shed.notified() => Err(closing(
-            StatusCode::REQUEST_TIMEOUT,
-            "request timeout: the server is at its connection bound and this was the slowest \
-             client",
-        )),
+        () = shed.notified() => Err(closing(StatusCode::REQUEST_TIMEOUT, SHED_REASON)),
     };
     if let Err(answer) = read {
         return answer;
     }
-    registry.set(id, Phase::Busy);
+    if !registry.set(id, Phase::Busy) {
+        return closing(StatusCode::REQUEST_TIMEOUT, SHED_REASON);
+    }
     let request = Request::from_parts(parts, Body::from(body.freeze()));
     let response = match tower::ServiceExt::oneshot(app, request).await {
         Ok(r) => r,
         Err(never) => match never {},
     };
-    registry.set(id, Phase::Idle);
-    response
+    // Idle once hyper has taken the whole answer (its body dropped), not before: an idle
+    // connection may be closed at the bound, which must not cut an answer off.
+    response.map(|body| {
+        Body::new(IdleWhenSent {
+            body,
+            mark: Some((registry, id)),
+        })
+    })
+}
+
+/// A response body that marks its connection idle when dropped, that is once hyper has
+/// written it (or given up on it).
+struct IdleWhenSent {
+    body: Body,
+    mark: Option<(Arc<Registry>, u64)>,
+}
+
+impl hyper::body::Body for IdleWhenSent {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+impl Drop for IdleWhenSent {
+    fn drop(&mut self) {
+        if let Some((registry, id)) = self.mark.take() {
+            registry.set(id, Phase::Idle);
+        }
+    }
+}
+
+/// A connection's place in the registry, given up however its task ends.
+struct Registered(Arc<Registry>, u64);
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.0.remove(self.1);
+    }
 }
 
 /// Serves HTTP/1.1 connections from `listener` with `app` until `shutdown` resolves, within
@@ -379,14 +461,16 @@ pub(crate) async fn accept_until(
         }
         let (app, registry, graceful) = (app.clone(), registry.clone(), graceful.watcher());
         tokio::spawn(async move {
+            let _registered = Registered(registry.clone(), id);
             let prefix = match read_head(&mut stream, limits, &shed).await {
                 Head::Read(bytes) => bytes,
-                Head::Closed | Head::Answered => {
-                    registry.remove(id);
-                    return;
-                }
+                Head::Closed | Head::Answered => return,
             };
-            registry.set(id, Phase::Busy);
+            if !registry.set(id, Phase::Busy) {
+                // Shed just as its head arrived.
+                write_closing(&mut stream, StatusCode::REQUEST_TIMEOUT, SHED_REASON).await;
+                return;
+            }
             let context = (id, registry.clone(), limits, shed);
             let service = hyper::service::service_fn(move |request: Request<Incoming>| {
                 let (app, context) = (app.clone(), context.clone());
@@ -406,7 +490,6 @@ pub(crate) async fn accept_until(
                 _ = connection => {}
                 () = close.notified() => {}
             }
-            registry.remove(id);
         });
     }
     registry.shed_heads();

@@ -319,6 +319,38 @@ async fn a_gone_replicas_copies_go_to_another_at_once_and_it_is_ejected() {
     live.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_reissue_goes_to_an_ejected_replica() {
+    // Two replicas, one gone, every request reissued at once (SingleD at 0) or hedged:
+    // once the gone one is ejected, a reissue has nowhere to go and is not sent (before
+    // the fix it went to the ejected replica, found no connection, and was retried on
+    // the replica that already held the first copy).
+    for reissue in ["single-d:0", "hedge:50"] {
+        let gone = start(synthetic(1.0), seq(), ServeConfig::default()).await;
+        let live = start(synthetic(1.0), seq(), ServeConfig::default()).await;
+        let mut cfg = config(&[], reissue);
+        cfg.shards = vec![vec![gone.base(), live.base()]];
+        cfg.hedge_period = Duration::from_millis(200);
+        let front = Front::start(cfg).await;
+        gone.stop().await;
+        let client = client();
+        for i in 0..300 {
+            let (status, body) =
+                send(&client, Method::POST, &format!("{}/work", front.base), "").await;
+            assert_eq!(status, StatusCode::OK, "{reissue} {i}: {body}");
+        }
+        let report = front.stop().await;
+        let late = &report.records[report.records.len() - 50..];
+        assert!(
+            late.iter()
+                .all(|r| r.reissued_to.is_none() && r.replica == 1),
+            "{reissue}: {:?}",
+            &late[..3]
+        );
+        live.stop().await;
+    }
+}
+
 /// A replica that answers `/healthz` as `like` does (under an instance of its own) and
 /// closes every other connection once it has read the request head: a server killed
 /// while its copies were in flight.

@@ -140,8 +140,8 @@ async fn a_head_that_stalls_gets_a_408_at_its_timeout() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn at_the_bound_the_slowest_clients_are_shed_and_a_prompt_one_gets_in() {
-    // Eight connections at most; sixteen hostile clients, half trickling a head, half
-    // stalling a body, with timeouts far away. A prompt client still gets in at once,
+    // Eight connections at most; sixteen hostile clients, trickling a head, stalling a
+    // body or sending only blank lines, with timeouts far away. A prompt client still gets in at once,
     // and every hostile client that was shed got a 408.
     let config = ServeConfig {
         max_connections: 8,
@@ -153,10 +153,12 @@ async fn at_the_bound_the_slowest_clients_are_shed_and_a_prompt_one_gets_in() {
     let mut hostile = Vec::new();
     for i in 0..16 {
         let mut s = TcpStream::connect(&server.addr).await.unwrap();
-        let sent: &[u8] = if i % 2 == 0 {
-            b"GET /healthz HTTP/1.1\r\nHo"
-        } else {
-            b"POST /work HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\n{"
+        // Blank lines before a request line are no head (RFC 9112, section 2.2): such a
+        // client is as slow as one trickling its head.
+        let sent: &[u8] = match i % 3 {
+            0 => b"GET /healthz HTTP/1.1\r\nHo",
+            1 => b"POST /work HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\n{",
+            _ => b"\r\n\r\n\r\n",
         };
         s.write_all(sent).await.unwrap();
         hostile.push(s);

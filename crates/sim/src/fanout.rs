@@ -7,7 +7,8 @@
 //! replica of its shard: never (`none`), always at delay d (`single-d:D`, SingleD), with
 //! probability q at delay d (`single-r:D:Q`, SingleR, which Kaler, He and Elnikety, SPAA
 //! 2017, show optimal among reissue policies at a given budget), or at the P-th
-//! percentile of recent shard latencies (`hedge:P`, Dean and Barroso's hedged requests).
+//! percentile of the shard's latencies over the previous period (`hedge:P`, Dean and
+//! Barroso's hedged requests as tower's hedge keeps them, `hedge.rs`).
 //! The first answer wins; the other copy is cancelled unless told otherwise. The copy
 //! does the same work as the first: it is the same query on the same shard's data, so a
 //! reissue escapes queueing and stalls, not the request's own size. Replicas stall at
@@ -21,11 +22,12 @@ use rand::RngExt;
 use rand_distr::Exp1;
 use tailor_core::{
     seeded_rng, workload_rngs, Noise, Reissue, RequestDemand, Rng, RunSummary, ShardRecord,
-    HEDGE_MIN_SAMPLES, HEDGE_WINDOW,
+    HEDGE_MIN_SAMPLES,
 };
 
 use crate::config::{SimConfig, SimError};
 use crate::engine::{Replica, Ticket, TIE_MS};
+use crate::hedge::RotatingLatencies;
 use crate::measure::{finish, Measurements};
 use crate::queue::EventQueue;
 use crate::report::RequestRecord;
@@ -60,7 +62,12 @@ pub struct FanoutConfig {
     pub noise: Option<Noise>,
     /// Whether to keep a record of every shard request.
     pub records: bool,
+    /// Hedging: the period of each shard's latency histogram, in ms (`hedge.rs`).
+    pub hedge_period_ms: f64,
 }
+
+/// Hedging's histogram period by default, as the live front end's `--hedge-period-s`.
+pub const DEFAULT_HEDGE_PERIOD_MS: f64 = 5000.0;
 
 /// The most shards, and replicas per shard.
 const MAX_SHARDS: usize = 10_000;
@@ -81,6 +88,7 @@ impl FanoutConfig {
             cancel: true,
             noise: None,
             records: false,
+            hedge_period_ms: DEFAULT_HEDGE_PERIOD_MS,
         }
     }
 
@@ -109,6 +117,12 @@ impl FanoutConfig {
                     self.server.request_count(),
                     self.shards
                 ),
+            );
+        }
+        if !(self.hedge_period_ms.is_finite() && self.hedge_period_ms > 0.0) {
+            return bad(
+                "--hedge-period-s",
+                format!("must be above 0, found {} ms", self.hedge_period_ms),
             );
         }
         // Each replica serves 1/R of its shard's requests.
@@ -141,6 +155,8 @@ struct Copy {
     replica: usize,
     ticket: Ticket,
     live: bool,
+    /// When it was sent.
+    sent: SimTime,
 }
 
 /// A shard request in flight (its slot lives until every copy has finished or been
@@ -187,45 +203,13 @@ struct Fanout<'c> {
     choice_rng: Rng,
     reissue_rng: Rng,
     noise_rng: Rng,
-    recent: Recent,
+    /// Each shard's hedging memory (`hedge:P`).
+    hedges: Vec<RotatingLatencies>,
     shard_requests: usize,
     reissued: usize,
     measured: Measurements,
     records: Vec<ShardRecord>,
     done: Vec<(usize, SimTime)>,
-}
-
-/// The last [`HEDGE_WINDOW`] shard latencies, and their percentile, refreshed every
-/// 50 additions.
-struct Recent {
-    window: Vec<f64>,
-    next: usize,
-    added: usize,
-    sorted: Vec<f64>,
-}
-
-impl Recent {
-    fn add(&mut self, latency: f64) {
-        if self.window.len() < HEDGE_WINDOW {
-            self.window.push(latency);
-        } else {
-            self.window[self.next] = latency;
-            self.next = (self.next + 1) % HEDGE_WINDOW;
-        }
-        self.added += 1;
-        if self.added.is_multiple_of(50) || self.window.len() == HEDGE_MIN_SAMPLES {
-            self.sorted.clone_from(&self.window);
-            self.sorted.sort_by(f64::total_cmp);
-        }
-    }
-
-    fn percentile(&self, p: f64) -> Option<f64> {
-        if self.sorted.len() < HEDGE_MIN_SAMPLES {
-            return None;
-        }
-        let rank = ((p / 100.0) * self.sorted.len() as f64).ceil() as usize;
-        Some(self.sorted[rank.clamp(1, self.sorted.len()) - 1])
-    }
 }
 
 /// Runs a fan-out simulation.
@@ -252,12 +236,9 @@ pub fn simulate_fanout(cfg: &FanoutConfig) -> Result<FanoutOutput, SimError> {
         choice_rng: seeded_rng(server.seed ^ 0x5E1E_C7ED),
         reissue_rng: seeded_rng(server.seed ^ 0x2E15_5E0D),
         noise_rng: seeded_rng(server.seed ^ 0x0005_7A11),
-        recent: Recent {
-            window: Vec::new(),
-            next: 0,
-            added: 0,
-            sorted: Vec::new(),
-        },
+        hedges: (0..cfg.shards)
+            .map(|_| RotatingLatencies::new(cfg.hedge_period_ms, HEDGE_MIN_SAMPLES))
+            .collect(),
         shard_requests: 0,
         reissued: 0,
         measured: Measurements::new(server),
@@ -382,7 +363,7 @@ impl<'c> Fanout<'c> {
                 Reissue::SingleR { d_ms, q } => {
                     (self.reissue_rng.random::<f64>() < q).then_some(d_ms)
                 }
-                Reissue::Hedge { percentile } => self.recent.percentile(percentile),
+                Reissue::Hedge { percentile } => self.hedges[shard].delay_ms(t, percentile),
             };
             if let Some(d) = delay {
                 self.events
@@ -419,6 +400,7 @@ impl<'c> Fanout<'c> {
             replica,
             ticket,
             live: true,
+            sent: self.now,
         });
         self.outstanding[replica] += 1;
         self.refresh(replica);
@@ -463,7 +445,9 @@ impl<'c> Fanout<'c> {
         if !s.answered {
             s.answered = true;
             let latency = t - arrival;
-            self.recent.add(latency);
+            let sent = s.copies[copy].expect("sent").sent;
+            let shard = s.shard;
+            self.hedges[shard].record(t, t - sent);
             if self.cfg.cancel {
                 if let Some(other) = s.copies[1 - copy].filter(|c| c.live) {
                     s.copies[1 - copy].as_mut().expect("sent").live = false;

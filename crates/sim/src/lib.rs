@@ -57,6 +57,7 @@ mod cpu;
 mod engine;
 mod fanout;
 mod fast;
+mod hedge;
 mod hetero;
 mod joins;
 mod measure;
@@ -70,7 +71,7 @@ mod time;
 
 pub use config::{SimConfig, SimError};
 pub use engine::simulate;
-pub use fanout::{simulate_fanout, FanoutConfig, FanoutOutput, Select};
+pub use fanout::{simulate_fanout, FanoutConfig, FanoutOutput, Select, DEFAULT_HEDGE_PERIOD_MS};
 pub use hetero::{simulate_hetero, HeteroSimConfig};
 pub use joins::{Joins, StealSize};
 pub use pool::{simulate_pool, PoolModel, PoolSimConfig, UnitRequest};

@@ -241,22 +241,25 @@ impl Replicas {
         &self.0.urls
     }
 
+    /// Whether a replica other than `copy`'s first copy's is live: where a reissue may go.
+    pub(crate) fn live_other(&self, first: usize) -> bool {
+        (0..self.0.urls.len()).any(|r| r != first && self.0.health[r].is_up())
+    }
+
     /// The replica for a copy, counted as outstanding there before the routing lock is
-    /// released: by the route among the live replicas other than `avoid` (the first
-    /// copy's, for a reissue or a retry); among all but `avoid` when none of those is
-    /// live, and `avoid` itself when there is no other.
-    fn pick(&self, avoid: usize) -> Outstanding {
+    /// released: by the route among the live replicas not in `avoid` (for a reissue the
+    /// first copy's; for a retry both copies'). A first copy (nothing to avoid) goes to
+    /// any replica when none is live; a reissue or a retry finds none (`None`): no copy
+    /// goes to an ejected replica while its shard has a live one, nor twice to one.
+    fn pick(&self, avoid: &[usize]) -> Option<Outstanding> {
         let inner = &self.0;
-        let others: Vec<usize> = (0..inner.urls.len()).filter(|&r| r != avoid).collect();
-        let live: Vec<usize> = others
-            .iter()
-            .copied()
-            .filter(|&r| inner.health[r].is_up())
+        let candidates: Vec<usize> = (0..inner.urls.len())
+            .filter(|r| !avoid.contains(r) && inner.health[*r].is_up())
             .collect();
-        let candidates = match (live.is_empty(), others.is_empty()) {
-            (false, _) => live,
-            (true, false) => others,
-            (true, true) => vec![avoid],
+        let candidates = match (candidates.is_empty(), avoid.is_empty()) {
+            (false, _) => candidates,
+            (true, true) => (0..inner.urls.len()).collect(),
+            (true, false) => return None,
         };
         let mut rng = inner.rng.lock().unwrap_or_else(|p| p.into_inner());
         let replica = match inner.route {
@@ -274,7 +277,7 @@ impl Replicas {
                 ties[rng.random_range(0..ties.len())]
             }
         };
-        Outstanding::new(self.0.clone(), replica)
+        Some(Outstanding::new(self.0.clone(), replica))
     }
 }
 
@@ -291,12 +294,19 @@ impl Service<ShardRequest> for Replicas {
     fn call(&mut self, request: ShardRequest) -> Self::Future {
         // Counted from now, so that the next pick sees it; released when the copy ends or
         // is dropped, polled or not.
-        let avoid = if request.copy == 0 {
-            usize::MAX
+        let first = request.trace.first_replica();
+        let picked = if request.copy == 0 {
+            self.pick(&[])
         } else {
-            request.trace.first_replica()
+            self.pick(&[first])
         };
-        let outstanding = self.pick(avoid);
+        let Some(outstanding) = picked else {
+            // A reissue with no live replica but the first copy's: SingleR and the hedge
+            // policy ask `live_other` first, so this is only a race with an ejection.
+            return Box::pin(std::future::ready(Err(BoxError::from(
+                "no live replica other than the first copy's for the reissue",
+            ))));
+        };
         let replica = outstanding.1;
         if request.copy == 0 {
             request.trace.first.store(replica, Ordering::Release);
@@ -309,13 +319,18 @@ impl Service<ShardRequest> for Replicas {
         let exchange = async move {
             let first = exchange(&outstanding, &request).await;
             match first {
-                // No answer (no connection, or one that broke): the copy goes to another
-                // live replica once, if the shard has one.
+                // No answer (no connection, or one that broke): the copy goes once to a
+                // live replica that holds neither copy, if the shard has one.
                 Err(e) if e.transport => {
-                    let retry = replicas.pick(replica);
-                    if retry.1 == replica || !replicas.0.health[retry.1].is_up() {
+                    let other = if request.copy == 0 {
+                        request.trace.reissued_to()
+                    } else {
+                        Some(request.trace.first_replica())
+                    };
+                    let avoid: Vec<usize> = [Some(replica), other].into_iter().flatten().collect();
+                    let Some(retry) = replicas.pick(&avoid) else {
                         return Err(e);
-                    }
+                    };
                     drop(outstanding);
                     if request.copy == 0 {
                         request.trace.first.store(retry.1, Ordering::Release);
@@ -419,17 +434,18 @@ pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 /// tower's hedge policy for shard requests: every request may be hedged once, to
-/// another replica.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct HedgeAnother;
+/// another live replica (asked when the hedge is due; without one, the first copy's
+/// answer is awaited).
+#[derive(Debug, Clone)]
+pub(crate) struct HedgeAnother(Replicas);
 
 impl tower::hedge::Policy<ShardRequest> for HedgeAnother {
     fn clone_request(&self, request: &ShardRequest) -> Option<ShardRequest> {
         Some(request.reissue())
     }
 
-    fn can_retry(&self, _request: &ShardRequest) -> bool {
-        true
+    fn can_retry(&self, request: &ShardRequest) -> bool {
+        self.0.live_other(request.trace.first_replica())
     }
 }
 
@@ -437,15 +453,15 @@ impl tower::hedge::Policy<ShardRequest> for HedgeAnother {
 /// does not win while the other may still answer well (tower's hedge returns whichever
 /// ends first, failure or not).
 #[derive(Debug, Clone)]
-pub(crate) struct SingleR<S> {
-    inner: S,
+pub(crate) struct SingleR {
+    inner: Replicas,
     delay: Duration,
     q: f64,
     rng: Arc<Mutex<Rng>>,
 }
 
-impl<S> SingleR<S> {
-    pub(crate) fn new(inner: S, d_ms: f64, q: f64, seed: u64) -> SingleR<S> {
+impl SingleR {
+    pub(crate) fn new(inner: Replicas, d_ms: f64, q: f64, seed: u64) -> SingleR {
         SingleR {
             inner,
             delay: Duration::from_secs_f64(d_ms / 1000.0),
@@ -455,11 +471,7 @@ impl<S> SingleR<S> {
     }
 }
 
-impl<S> Service<ShardRequest> for SingleR<S>
-where
-    S: Service<ShardRequest, Response = ShardResponse, Error = BoxError> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-{
+impl Service<ShardRequest> for SingleR {
     type Response = ShardResponse;
     type Error = BoxError;
     type Future = Pin<Box<dyn Future<Output = Result<ShardResponse, BoxError>> + Send>>;
@@ -496,6 +508,14 @@ where
                     () = tokio::time::sleep(delay) => {}
                 }
             }
+            // No live replica but the first copy's: no reissue; the first copy's answer
+            // (or its failure) is the answer.
+            if !inner.live_other(second.trace.first_replica()) {
+                return match early {
+                    Some(failed) => failed,
+                    None => first.await,
+                };
+            }
             tower::ServiceExt::ready(&mut inner).await?;
             let second = inner.call(second);
             if let Some(failed) = early {
@@ -531,7 +551,7 @@ where
 /// A shard's stack under one reissue policy.
 pub(crate) enum ShardStack {
     Plain(Replicas),
-    SingleR(SingleR<Replicas>),
+    SingleR(SingleR),
     /// tower's `Hedge` is not `Clone`; its services are always ready, so it is called
     /// under a lock that is never held across an await. Beside it, the replicas it wraps.
     Hedge(Mutex<Hedge<Replicas, HedgeAnother>>, Replicas),
@@ -556,7 +576,7 @@ impl ShardStack {
             Reissue::Hedge { percentile } => ShardStack::Hedge(
                 Mutex::new(Hedge::new(
                     replicas.clone(),
-                    HedgeAnother,
+                    HedgeAnother(replicas.clone()),
                     HEDGE_MIN_SAMPLES as u64,
                     (percentile / 100.0) as f32,
                     hedge_period,

@@ -96,6 +96,11 @@ pub const QUERY_FIELDS: [&str; 2] = ["title", "body"];
 /// server. The fan-out front end calls this so that a bad query costs no shard a request.
 pub fn check_query(text: &str, fuzzy: u8) -> Result<(), String> {
     let ast = parse_query(text).map_err(|_| format!("Syntax Error: {text}"))?;
+    // The cost bound first, as the replicas check it: it bounds how many regular
+    // expressions are compiled below, and how long.
+    let mut cost = QueryCost::default();
+    cost.add(&ast);
+    cost.check(fuzzy)?;
     let mut problem = None;
     visit(&ast, &mut |leaf| {
         let (field, pattern) = match leaf {
@@ -120,12 +125,10 @@ pub fn check_query(text: &str, fuzzy: u8) -> Result<(), String> {
             }
         }
     });
-    if let Some(p) = problem {
-        return Err(p);
+    match problem {
+        Some(p) => Err(p),
+        None => Ok(()),
     }
-    let mut cost = QueryCost::default();
-    cost.add(&ast);
-    cost.check(fuzzy)
 }
 
 /// Calls `f` on every leaf of `ast`.
