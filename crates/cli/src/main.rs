@@ -22,6 +22,7 @@ mod search;
 mod serve;
 mod simulate;
 mod spread;
+mod vectors;
 mod verdict;
 
 use std::fs::File;
@@ -69,6 +70,10 @@ enum Command {
     /// Measure duty-cycle slow-core emulation: planned against measured slowdown
     /// (Haque's dissertation, §5.2.3, Fig. 5.5).
     Emulate(emulate::EmulateArgs),
+    /// Write generated cases of a policy's decisions for other implementations to replay
+    /// (the JVM's FM in jvm/).
+    #[command(subcommand)]
+    Vectors(vectors::VectorsCommand),
 }
 
 fn main() -> ExitCode {
@@ -90,6 +95,7 @@ fn main() -> ExitCode {
         }
         Command::Load(args) => serve::load(args),
         Command::Emulate(args) => emulate::run(args),
+        Command::Vectors(cmd) => vectors::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
