@@ -448,6 +448,17 @@ pub async fn fanout(
         workload = %state.workload,
         "every replica answered /healthz"
     );
+    if state.config.reissue != Reissue::None {
+        for (i, shard) in state.config.shards.iter().enumerate() {
+            if shard.len() < 2 {
+                tracing::warn!(
+                    shard = i,
+                    "the shard has one replica: its requests are never reissued (a reissue \
+                     goes to another replica)"
+                );
+            }
+        }
+    }
     let checks = tokio::spawn(health_checks(state.clone(), http.clone()));
     let app = routes::router(state.clone());
     // Each connection carries one query at a time: twice the in-flight bound (at least

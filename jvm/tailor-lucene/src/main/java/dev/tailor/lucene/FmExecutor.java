@@ -1,0 +1,507 @@
+package dev.tailor.lucene;
+
+import java.io.Closeable;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import org.apache.lucene.util.ThreadInterruptedException;
+
+/**
+ * FM (Haque et al., ASPLOS 2015, §4.2) as the {@link Executor} of Lucene's {@code IndexSearcher}.
+ *
+ * <p>Since Lucene 9.12, {@code TaskExecutor.invokeAll} hands the executor count - 1 copies of one
+ * runnable, each of which claims the next slice task not yet started, and then runs every unclaimed
+ * task on the calling thread. This executor holds those copies back: a query's caller runs its
+ * slices alone, at degree 1, and at each boundary of its row (v1, v1 + v2, ...) one more helper
+ * thread may take a copy, up to the row's degree. Which row is the instantaneous load's, as §4.2
+ * self-schedules, and a degree never falls.
+ *
+ * <ul>
+ *   <li><b>Queries</b> are identified by {@link #enter()}, which opens an {@link FmQueryScope} on
+ *       the calling thread; {@link FmSearcher} does it around each search. The load is the number
+ *       of open scopes, waiting ones included.
+ *   <li><b>Admission</b> follows the arriving query's row: start now, after v0, or when another
+ *       query leaves (e1). An on-exit query starts at once if nothing else runs or is delayed, as
+ *       no exit would come (as tailor's runtime does).
+ *   <li><b>The guard</b> ({@link FmPolicy#helpersGranted}, docs/guard.md) sends a helper only to a
+ *       free core (of the {@code cores} setting: running queries' callers and helpers each hold
+ *       one) and a slice left over, and none while queries wait to start. The helper pool has
+ *       {@code cores - 1} threads. Queries are served oldest first.
+ * </ul>
+ *
+ * <p>Every runnable given to {@link #execute} runs exactly once: on a helper, or on the submitting
+ * thread when its query moves on to another batch or ends (for TaskExecutor's copies that is a
+ * no-op, since the caller has claimed every task by then), or at once when the submitting thread
+ * has no open scope of this executor.
+ *
+ * <p>A single scheduler thread wakes at the next boundary of any query with copies held; arrivals,
+ * exits, new batches and returning helpers re-decide at once. All state sits behind one lock, taken
+ * a few times per slice, never per document.
+ */
+public final class FmExecutor implements Executor, Closeable {
+  private static final ThreadLocal<FmQueryScope> CURRENT = new ThreadLocal<>();
+
+  /**
+   * The scheduler's shortest sleep, so that a boundary that rounding puts a hair ahead of the clock
+   * never spins it. Picked by hand: well under the table's 0.5 ms grid.
+   */
+  private static final long MIN_SLEEP_NANOS = 20_000;
+
+  private final FmPolicy policy;
+  private final int cores;
+
+  private final ReentrantLock lock = new ReentrantLock();
+  /** Signalled when an exit releases on-exit queries, and at close. */
+  private final Condition exits = lock.newCondition();
+  /** Signalled at close only: delayed queries sleep on it. */
+  private final Condition closing = lock.newCondition();
+  /** Signalled when a helper ticket is queued, and at close. */
+  private final Condition tickets = lock.newCondition();
+  /** Signalled when the scheduler's next wake-up may have moved. */
+  private final Condition schedule = lock.newCondition();
+
+  /** Queries started and not yet finished, oldest first. */
+  private final List<FmQueryScope> running = new ArrayList<>();
+  /** Queries waiting for an exit, first come first served. */
+  private final ArrayDeque<FmQueryScope> onExit = new ArrayDeque<>();
+  /** Helpers sent: one entry per helper, naming its query. */
+  private final ArrayDeque<FmQueryScope> ticketQueue = new ArrayDeque<>();
+  /** Queries in the system: started or waiting. */
+  private int load;
+  /** Queries waiting out their delay v0. */
+  private int delayed;
+  /** Helpers sent and not yet back, pending ones included: each holds a core. */
+  private int busyHelpers;
+  private boolean closed;
+
+  private final long[] degrees;
+  private long admissionsDelayed;
+  private long admissionsOnExit;
+  private long helpersSent;
+  private long helpersRefused;
+  private int peakHelpers;
+  private int peakThreads;
+
+  private final List<Thread> threads = new ArrayList<>();
+
+  /**
+   * An executor that follows {@code table} on a node of {@code cores} cores, with {@code cores -
+   * 1} helper threads.
+   *
+   * @throws IllegalArgumentException if {@code cores} is less than 1
+   */
+  public FmExecutor(FmTable table, int cores) {
+    if (cores < 1) {
+      throw new IllegalArgumentException("cores must be at least 1, found " + cores);
+    }
+    this.policy = new FmPolicy(table);
+    this.cores = cores;
+    this.degrees = new long[table.maxDegree()];
+    for (int i = 0; i < cores - 1; i++) {
+      Thread t = new Thread(this::helperLoop, "fm-helper-" + i);
+      t.setDaemon(true);
+      threads.add(t);
+    }
+    Thread scheduler = new Thread(this::schedulerLoop, "fm-scheduler");
+    scheduler.setDaemon(true);
+    threads.add(scheduler);
+    threads.forEach(Thread::start);
+  }
+
+  /** The policy this executor follows. */
+  public FmPolicy policy() {
+    return policy;
+  }
+
+  /** The cores setting. */
+  public int cores() {
+    return cores;
+  }
+
+  /** Queries in the system now, started or waiting to. */
+  public int load() {
+    lock.lock();
+    try {
+      return load;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Whether the calling thread has a query scope of this executor open. */
+  public boolean inScope() {
+    FmQueryScope q = CURRENT.get();
+    return q != null && q.fm == this && !q.closed;
+  }
+
+  /**
+   * A query arrives: it joins the load and waits for admission (v0, or an exit) if its row says
+   * so, on this thread. Close the scope when the query is done.
+   *
+   * @throws IllegalStateException if this thread already has a scope of this executor open
+   * @throws ThreadInterruptedException if the thread is interrupted while waiting; the query then
+   *     leaves without starting
+   */
+  public FmQueryScope enter() {
+    if (inScope()) {
+      throw new IllegalStateException(
+          "a query scope is already open on " + Thread.currentThread().getName());
+    }
+    FmQueryScope q;
+    lock.lock();
+    try {
+      load++;
+      q = new FmQueryScope(this, Thread.currentThread(), load, policy.admission(load));
+      try {
+        admit(q);
+      } catch (InterruptedException e) {
+        if (!q.started) {
+          onExit.remove(q);
+          load--;
+          q.closed = true;
+          Thread.currentThread().interrupt();
+          throw new ThreadInterruptedException(e);
+        }
+        Thread.currentThread().interrupt();
+      }
+    } finally {
+      lock.unlock();
+    }
+    CURRENT.set(q);
+    return q;
+  }
+
+  /** Admission by the arriving query's row (§4.2), under the lock. */
+  private void admit(FmQueryScope q) throws InterruptedException {
+    switch (q.admission.kind()) {
+      case NOW:
+        start(q);
+        return;
+      case DELAY:
+        admissionsDelayed++;
+        delayed++;
+        try {
+          long due = System.nanoTime() + delayNanos(q.admission.delayMs());
+          long left;
+          while (!closed && (left = due - System.nanoTime()) > 0) {
+            closing.awaitNanos(left);
+          }
+        } finally {
+          delayed--;
+        }
+        start(q);
+        return;
+      case ON_EXIT:
+        if (closed || (running.isEmpty() && delayed == 0)) {
+          start(q); // no exit would ever come
+          return;
+        }
+        admissionsOnExit++;
+        onExit.add(q);
+        rebalance(); // a query now waits: helpers stop
+        while (!q.released && !closed) {
+          exits.await();
+        }
+        if (!q.released) {
+          onExit.remove(q);
+          start(q);
+        }
+        return;
+      default:
+        throw new AssertionError(q.admission);
+    }
+  }
+
+  private static long delayNanos(double ms) {
+    double nanos = Math.ceil(ms * 1e6);
+    return nanos >= Long.MAX_VALUE / 4 ? Long.MAX_VALUE / 4 : (long) nanos;
+  }
+
+  /** The query starts running, under the lock. */
+  private void start(FmQueryScope q) {
+    q.started = true;
+    q.startNanos = System.nanoTime();
+    running.add(q);
+    peakThreads = Math.max(peakThreads, running.size() + busyHelpers);
+    rebalance();
+    schedule.signal();
+  }
+
+  /** The query leaves (its scope closes). */
+  void exit(FmQueryScope q) {
+    if (CURRENT.get() == q) {
+      CURRENT.remove();
+    }
+    List<Runnable> leftover;
+    lock.lock();
+    try {
+      if (q.closed) {
+        return;
+      }
+      q.closed = true;
+      running.remove(q);
+      load--;
+      leftover = new ArrayList<>(q.held);
+      q.held.clear();
+      q.batch = null;
+      degrees[Math.min(q.degreeReached(), degrees.length) - 1]++;
+      helpersRefused += q.refused;
+      FmQueryScope next = onExit.poll();
+      if (next != null) {
+        next.released = true;
+        start(next);
+        exits.signalAll();
+      }
+      rebalance();
+      schedule.signal();
+    } finally {
+      lock.unlock();
+    }
+    leftover.forEach(Runnable::run);
+  }
+
+  /**
+   * Holds {@code task} for a helper of the calling thread's query, or runs it now if the thread has
+   * no open scope of this executor (then its query runs sequentially on its caller).
+   */
+  @Override
+  public void execute(Runnable task) {
+    Objects.requireNonNull(task, "task");
+    FmQueryScope q = CURRENT.get();
+    if (q == null || q.fm != this || q.caller != Thread.currentThread()) {
+      task.run();
+      return;
+    }
+    List<Runnable> previous = List.of();
+    lock.lock();
+    try {
+      if (q.closed || closed) {
+        previous = List.of(task);
+      } else {
+        if (task != q.batch) {
+          previous = new ArrayList<>(q.held);
+          q.held.clear();
+          q.batch = task;
+          q.batchTasks = 1;
+          q.taken = 0;
+          q.sliceStarts = 0;
+        }
+        q.held.add(task);
+        q.batchTasks++;
+        rebalance();
+        schedule.signal();
+      }
+    } finally {
+      lock.unlock();
+    }
+    previous.forEach(Runnable::run);
+  }
+
+  /**
+   * Sends the helpers the policy and the guard allow to each running query with tasks held, oldest
+   * first. Under the lock.
+   */
+  private void rebalance() {
+    if (closed) {
+      return;
+    }
+    long now = System.nanoTime();
+    int waiting = onExit.size() + delayed;
+    for (FmQueryScope q : running) {
+      if (q.held.isEmpty()) {
+        continue;
+      }
+      double executedMs = (now - q.startNanos) / 1e6;
+      q.wanted = policy.degree(load, executedMs, q.wanted);
+      int unclaimed = Math.max(0, q.batchTasks - Math.max(q.sliceStarts, q.taken));
+      int free = Math.max(0, cores - running.size() - busyHelpers);
+      int onIt = q.threads + q.pending;
+      int usable = Math.max(0, Math.min(q.wanted - onIt, unclaimed - onIt));
+      int n = FmPolicy.helpersGranted(q.wanted, q.threads, q.pending, unclaimed, free, waiting);
+      // Each helper takes a held task; the guard's unclaimed bound already implies this.
+      n = Math.min(n, Math.max(0, q.held.size() - q.pending));
+      q.refused = Math.max(q.refused, usable - n);
+      for (int i = 0; i < n; i++) {
+        ticketQueue.add(q);
+        tickets.signal();
+      }
+      q.pending += n;
+      busyHelpers += n;
+      helpersSent += n;
+    }
+    peakHelpers = Math.max(peakHelpers, busyHelpers);
+    peakThreads = Math.max(peakThreads, running.size() + busyHelpers);
+  }
+
+  /** A helper: takes a ticket, then its query's held tasks one by one until none are left. */
+  private void helperLoop() {
+    lock.lock();
+    try {
+      while (true) {
+        while (ticketQueue.isEmpty() && !closed) {
+          tickets.awaitUninterruptibly();
+        }
+        if (closed) {
+          return;
+        }
+        FmQueryScope q = ticketQueue.poll();
+        q.pending--;
+        q.threads++;
+        q.peakThreads = Math.max(q.peakThreads, q.threads);
+        Runnable task;
+        while (!q.closed && !closed && (task = q.held.poll()) != null) {
+          q.taken++;
+          lock.unlock();
+          CURRENT.set(q);
+          try {
+            task.run();
+          } catch (RuntimeException | Error e) {
+            // TaskExecutor's tasks keep their own failures; anything else is the submitter's.
+            Thread t = Thread.currentThread();
+            t.getUncaughtExceptionHandler().uncaughtException(t, e);
+          } finally {
+            CURRENT.remove();
+            lock.lock();
+          }
+        }
+        q.threads--;
+        busyHelpers--;
+        rebalance();
+        schedule.signal();
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Wakes at the next interval boundary of any query with tasks held, and re-decides. */
+  private void schedulerLoop() {
+    lock.lock();
+    try {
+      while (!closed) {
+        rebalance();
+        long now = System.nanoTime();
+        long next = Long.MAX_VALUE;
+        for (FmQueryScope q : running) {
+          if (q.held.isEmpty()) {
+            continue;
+          }
+          double ms = policy.nextIncreaseMs(load, q.wanted);
+          if (Double.isFinite(ms)) {
+            next = Math.min(next, q.startNanos + delayNanos(ms) + 1);
+          }
+        }
+        if (next == Long.MAX_VALUE) {
+          schedule.awaitUninterruptibly();
+        } else {
+          try {
+            schedule.awaitNanos(Math.max(next - now, MIN_SLEEP_NANOS));
+          } catch (InterruptedException e) {
+            return;
+          }
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Called by {@link FmSearcher} as a slice starts on this thread: counts it as claimed, and
+   * measures the query's degree. Returns the query, or null if the thread runs none.
+   */
+  FmQueryScope sliceStarted() {
+    FmQueryScope q = CURRENT.get();
+    if (q == null || q.fm != this) {
+      return null;
+    }
+    lock.lock();
+    try {
+      q.slicesReported = true;
+      q.sliceStarts++;
+      q.inSlices++;
+      q.peakInSlices = Math.max(q.peakInSlices, q.inSlices);
+    } finally {
+      lock.unlock();
+    }
+    return q;
+  }
+
+  /** Called by {@link FmSearcher} as a slice of {@code q} (from {@link #sliceStarted}) ends. */
+  void sliceFinished(FmQueryScope q) {
+    if (q == null) {
+      return;
+    }
+    lock.lock();
+    try {
+      q.inSlices--;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The query's degree so far ({@link FmQueryScope#degree()}). */
+  int degreeOf(FmQueryScope q) {
+    lock.lock();
+    try {
+      return q.degreeReached();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** A snapshot of the statistics. */
+  public FmStats stats() {
+    lock.lock();
+    try {
+      return new FmStats(
+          degrees,
+          admissionsDelayed,
+          admissionsOnExit,
+          helpersSent,
+          helpersRefused,
+          peakHelpers,
+          peakThreads);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Stops the helpers and the scheduler. Waiting queries start at once; open queries finish on
+   * their callers, and later ones run sequentially.
+   */
+  @Override
+  public void close() {
+    lock.lock();
+    try {
+      closed = true;
+      exits.signalAll();
+      closing.signalAll();
+      tickets.signalAll();
+      schedule.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    for (Thread t : threads) {
+      if (t != Thread.currentThread()) {
+        try {
+          t.join(TimeUnit.SECONDS.toMillis(10));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "FmExecutor(cores=" + cores + ", " + policy.table() + ")";
+  }
+}

@@ -1,0 +1,116 @@
+package dev.tailor.lucene;
+
+import java.util.Objects;
+
+/**
+ * FM's decisions as pure functions of the signals: the load, a query's executed time, and the core
+ * guard's counts. It holds no thread and no clock; {@link FmExecutor} calls it, and the shared test
+ * vectors prove it decides as the Rust policy does ({@code Policy::admission} and {@code
+ * Policy::degree} in crates/core/src/policy.rs, {@code helpers_granted} and {@code start_threads}
+ * in crates/core/src/guard.rs).
+ *
+ * <p>Admission and self-scheduling follow Haque et al. (ASPLOS 2015, §4.2): a query arriving at
+ * load L waits v0, or for another query to leave when the row says (e1, d1); once running, it
+ * indexes the table by the instantaneous load and its executed time, and its degree only grows.
+ * The guard is tailor's departure from §4.2 (docs/guard.md): helpers never outnumber the free
+ * cores or the slices left, and none are sent while queries wait.
+ */
+public final class FmPolicy {
+  private final FmTable table;
+
+  /** The policy of {@code table}. */
+  public FmPolicy(FmTable table) {
+    this.table = Objects.requireNonNull(table, "table");
+  }
+
+  /** The table. */
+  public FmTable table() {
+    return table;
+  }
+
+  /** When a newly arrived query may start. */
+  public enum AdmissionKind {
+    /** At once. */
+    NOW,
+    /** After waiting v0 ms. */
+    DELAY,
+    /** When another query leaves the system (the paper's e1). */
+    ON_EXIT,
+  }
+
+  /**
+   * An admission decision: its kind, and for {@link AdmissionKind#DELAY} the delay v0 in ms (0
+   * otherwise).
+   */
+  public record Admission(AdmissionKind kind, double delayMs) {
+    /** Start at once. */
+    public static final Admission NOW = new Admission(AdmissionKind.NOW, 0.0);
+    /** Start when another query leaves. */
+    public static final Admission ON_EXIT = new Admission(AdmissionKind.ON_EXIT, 0.0);
+  }
+
+  /**
+   * When a query arriving at {@code load} (queries in the system, itself included) may start: on
+   * an exit if its row says (e1, d1), after v0 if v0 &gt; 0, else now.
+   */
+  public Admission admission(int load) {
+    FmTable.Row row = table.row(load);
+    if (row.admitOnExit()) {
+      return Admission.ON_EXIT;
+    } else if (row.admissionDelayMs() > 0.0) {
+      return new Admission(AdmissionKind.DELAY, row.admissionDelayMs());
+    } else {
+      return Admission.NOW;
+    }
+  }
+
+  /**
+   * The degree a running query should have at a self-scheduling point, given the load now, its
+   * executed time and its current degree: the row's {@link FmTable.Row#degreeAt}, never less than
+   * {@code current} (degrees only grow, few to many).
+   */
+  public int degree(int load, double executedMs, int current) {
+    return Math.max(table.row(load).degreeAt(executedMs), current);
+  }
+
+  /**
+   * The executed time at which {@link #degree} next exceeds {@code current} if the load stays at
+   * {@code load}, or positive infinity if it never does.
+   */
+  public double nextIncreaseMs(int load, int current) {
+    return table.row(load).nextIncreaseMs(current);
+  }
+
+  /**
+   * Helpers a raise may send now (the core guard, docs/guard.md).
+   *
+   * <p>{@code wanted} is the degree the policy asks for, {@code threads} the threads on the query
+   * now (its caller included) and {@code pending} the helpers sent that have not joined yet. {@code
+   * unclaimed} is its slices no thread has taken; each thread on it and each pending helper takes
+   * one of them next, so only the rest can use a new helper. {@code freeCores} are the cores no
+   * query thread holds, and {@code waiting} the queries waiting to start.
+   *
+   * <p>The result never exceeds {@code freeCores}, is zero while anything waits, and keeps {@code
+   * pending + result <= unclaimed - threads}. Counts are non-negative; subtractions saturate at
+   * zero as Rust's {@code saturating_sub} does.
+   */
+  public static int helpersGranted(
+      int wanted, int threads, int pending, int unclaimed, int freeCores, int waiting) {
+    if (waiting > 0) {
+      return 0;
+    }
+    long onIt = (long) threads + pending;
+    long shortfall = Math.max(0L, wanted - onIt);
+    long useful = Math.max(0L, unclaimed - onIt);
+    return (int) Math.min(Math.min(shortfall, useful), Math.max(0, freeCores));
+  }
+
+  /**
+   * The threads a query starts with under the guard: the policy's {@code degree}, but 1 while
+   * other queries wait, and never more than its caller plus {@link #helpersGranted} allows ({@code
+   * freeCores} are those left after its caller took one).
+   */
+  public static int startThreads(int degree, int units, int freeCores, int waiting) {
+    return 1 + helpersGranted(Math.max(degree, 1), 1, 0, units, freeCores, waiting);
+  }
+}

@@ -1,0 +1,102 @@
+package dev.tailor.lucene;
+
+import java.util.Arrays;
+
+/**
+ * What an {@link FmExecutor} decided, since it was made: a snapshot, for tests and for an engine's
+ * statistics endpoint.
+ */
+public final class FmStats {
+  private final long[] degrees;
+  private final long admissionsDelayed;
+  private final long admissionsOnExit;
+  private final long helpersSent;
+  private final long helpersRefused;
+  private final int peakHelpers;
+  private final int peakThreads;
+
+  FmStats(
+      long[] degrees,
+      long admissionsDelayed,
+      long admissionsOnExit,
+      long helpersSent,
+      long helpersRefused,
+      int peakHelpers,
+      int peakThreads) {
+    this.degrees = degrees.clone();
+    this.admissionsDelayed = admissionsDelayed;
+    this.admissionsOnExit = admissionsOnExit;
+    this.helpersSent = helpersSent;
+    this.helpersRefused = helpersRefused;
+    this.peakHelpers = peakHelpers;
+    this.peakThreads = peakThreads;
+  }
+
+  /** Queries that finished. */
+  public long queries() {
+    return Arrays.stream(degrees).sum();
+  }
+
+  /** Finished queries whose highest degree was {@code degree} (1 to the table's max_degree). */
+  public long queriesAtDegree(int degree) {
+    return degree >= 1 && degree <= degrees.length ? degrees[degree - 1] : 0;
+  }
+
+  /** The degree histogram: element d - 1 counts the finished queries whose highest was d. */
+  public long[] degreeHistogram() {
+    return degrees.clone();
+  }
+
+  /** Queries that waited their row's delay v0 before starting. */
+  public long admissionsDelayed() {
+    return admissionsDelayed;
+  }
+
+  /** Queries that waited for another query to leave before starting (the paper's e1). */
+  public long admissionsOnExit() {
+    return admissionsOnExit;
+  }
+
+  /** Helper threads sent to queries. */
+  public long helpersSent() {
+    return helpersSent;
+  }
+
+  /**
+   * Helpers the guard refused: for each finished query, the most helpers that its row asked for
+   * and its slices could use but that the guard withheld at one decision, for want of a free core
+   * or because queries were waiting; summed over queries.
+   */
+  public long helpersRefused() {
+    return helpersRefused;
+  }
+
+  /** The most helper threads ever sent and not yet back (at most cores - 1). */
+  public int peakHelpers() {
+    return peakHelpers;
+  }
+
+  /** The most threads ever held at once: running queries' callers plus helpers. */
+  public int peakThreads() {
+    return peakThreads;
+  }
+
+  @Override
+  public String toString() {
+    return "FmStats(degrees="
+        + Arrays.toString(degrees)
+        + ", delayed="
+        + admissionsDelayed
+        + ", on_exit="
+        + admissionsOnExit
+        + ", helpers_sent="
+        + helpersSent
+        + ", helpers_refused="
+        + helpersRefused
+        + ", peak_helpers="
+        + peakHelpers
+        + ", peak_threads="
+        + peakThreads
+        + ")";
+  }
+}

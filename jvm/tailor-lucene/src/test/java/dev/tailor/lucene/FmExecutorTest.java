@@ -1,0 +1,193 @@
+package dev.tailor.lucene;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.Query;
+import org.apache.lucene.search.ScoreDoc;
+import org.apache.lucene.search.TopDocs;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** FmExecutor under a real IndexSearcher, on a generated index of one slice per segment. */
+class FmExecutorTest {
+  private static final long SEED = 20_150_314L;
+  private static TestIndex index;
+
+  @BeforeAll
+  static void buildIndex() throws Exception {
+    index = new TestIndex(SEED, 4_000, 10);
+  }
+
+  @AfterAll
+  static void closeIndex() throws Exception {
+    index.close();
+  }
+
+  /** One slice per segment, so a query has as many tasks as segments. */
+  private static FmSearcher searcher(FmExecutor fm) {
+    return new FmSearcher(index.reader, fm, 1, 1);
+  }
+
+  private static void assertSameHits(TopDocs expected, TopDocs actual, String what) {
+    int[] docs = new int[expected.scoreDocs.length];
+    float[] scores = new float[expected.scoreDocs.length];
+    for (int i = 0; i < docs.length; i++) {
+      docs[i] = expected.scoreDocs[i].doc;
+      scores[i] = expected.scoreDocs[i].score;
+    }
+    int[] gotDocs = new int[actual.scoreDocs.length];
+    float[] gotScores = new float[actual.scoreDocs.length];
+    for (int i = 0; i < gotDocs.length; i++) {
+      ScoreDoc d = actual.scoreDocs[i];
+      gotDocs[i] = d.doc;
+      gotScores[i] = d.score;
+    }
+    assertArrayEquals(docs, gotDocs, what);
+    assertArrayEquals(scores, gotScores, what);
+  }
+
+  @Test
+  void resultsEqualThoseWithoutAnExecutor() throws Exception {
+    FmTable table =
+        Tables.of(new double[][] {{0, 0, 0, 0}, {0, 0.5, 1, 1}, {1, 0.5, 2, 2}, {2, 1, 1, 1}});
+    IndexSearcher plain = new IndexSearcher(index.reader);
+    List<Query> queries = TestIndex.queries(SEED, 50);
+    List<TopDocs> expected = new ArrayList<>();
+    for (Query q : queries) {
+      expected.add(plain.search(q, 10));
+    }
+    assertTrue(
+        expected.stream().filter(t -> t.scoreDocs.length > 0).count() >= 40,
+        "most queries match something");
+    try (FmExecutor fm = new FmExecutor(table, 4)) {
+      FmSearcher searcher = searcher(fm);
+      assertTrue(searcher.getSlices().length >= 8, "slices: " + searcher.getSlices().length);
+      for (int i = 0; i < queries.size(); i++) {
+        assertSameHits(expected.get(i), searcher.search(queries.get(i), 10), "query " + i);
+      }
+      // The same queries from three threads at once, so loads 1-3 and the guard are exercised.
+      ExecutorService clients = Executors.newFixedThreadPool(3);
+      try {
+        List<Future<?>> runs = new ArrayList<>();
+        for (int c = 0; c < 3; c++) {
+          runs.add(
+              clients.submit(
+                  () -> {
+                    for (int i = 0; i < queries.size(); i++) {
+                      assertSameHits(
+                          expected.get(i), searcher.search(queries.get(i), 10), "query " + i);
+                    }
+                    return null;
+                  }));
+        }
+        for (Future<?> run : runs) {
+          run.get();
+        }
+      } finally {
+        clients.shutdown();
+      }
+      assertEquals(4 * queries.size(), fm.stats().queries());
+      assertEquals(0, fm.load());
+    }
+  }
+
+  @Test
+  void aQueryAtLowLoadGainsHelpersWhenTheRowStartsAtOnce() throws Exception {
+    try (FmExecutor fm = new FmExecutor(Tables.constant(0, 0, 0, 0), 4)) {
+      FmSearcher searcher = searcher(fm);
+      int expected = new IndexSearcher(index.reader).count(TestIndex.queries(SEED, 1).get(0));
+      for (int i = 0; i < 5; i++) {
+        try (FmQueryScope query = fm.enter()) {
+          assertEquals(1, query.arrivalLoad());
+          int hits = searcher.search(TestIndex.queries(SEED, 1).get(0), new SliceProbe(5));
+          assertEquals(expected, hits);
+          assertTrue(query.degree() > 1, "degree " + query.degree() + ", " + fm.stats());
+          assertTrue(query.degree() <= 4);
+        }
+      }
+      FmStats stats = fm.stats();
+      assertEquals(5, stats.queries());
+      assertEquals(0, stats.queriesAtDegree(1), stats.toString());
+      assertTrue(stats.helpersSent() > 0);
+    }
+  }
+
+  @Test
+  void aQueryStaysAtDegreeOneBeforeItsFirstBoundary() throws Exception {
+    try (FmExecutor fm = new FmExecutor(Tables.constant(0, 1e9, 1e9, 1e9), 4)) {
+      FmSearcher searcher = searcher(fm);
+      SliceProbe probe = new SliceProbe(5);
+      for (int i = 0; i < 5; i++) {
+        try (FmQueryScope query = fm.enter()) {
+          searcher.search(TestIndex.queries(SEED, 1).get(0), probe);
+          assertEquals(1, query.degree());
+        }
+      }
+      FmStats stats = fm.stats();
+      assertEquals(5, stats.queriesAtDegree(1), stats.toString());
+      assertEquals(0, stats.helpersSent());
+      assertEquals(0, probe.peakHelpersInside(), "every slice ran on its caller");
+    }
+  }
+
+  @Test
+  void helpersJoinAtTheFirstBoundaryNotBefore() throws Exception {
+    try (FmExecutor fm = new FmExecutor(Tables.constant(0, 10, 0, 0), 4)) {
+      FmSearcher searcher = searcher(fm);
+      SliceProbe probe = new SliceProbe(5);
+      long before = System.nanoTime();
+      try (FmQueryScope query = fm.enter()) {
+        searcher.search(TestIndex.queries(SEED, 1).get(0), probe);
+        assertTrue(query.degree() > 1, "degree " + query.degree() + ", " + fm.stats());
+      }
+      long joinedMs = TimeUnit.NANOSECONDS.toMillis(probe.firstHelperNanos() - before);
+      assertTrue(joinedMs >= 10, "a helper joined " + joinedMs + " ms in, before v1 = 10 ms");
+    }
+  }
+
+  @Test
+  void theGuardNeverWorksMoreHelpersThanCoresLessOne() throws Exception {
+    int cores = 3;
+    try (FmExecutor fm = new FmExecutor(Tables.constant(0, 0, 0, 0), cores)) {
+      FmSearcher searcher = searcher(fm);
+      Query query = TestIndex.queries(SEED, 2).get(1);
+      int expected = new IndexSearcher(index.reader).count(query);
+      SliceProbe probe = new SliceProbe(2);
+      ExecutorService clients = Executors.newFixedThreadPool(4);
+      try {
+        List<Future<?>> runs = new ArrayList<>();
+        for (int c = 0; c < 4; c++) {
+          runs.add(
+              clients.submit(
+                  () -> {
+                    for (int i = 0; i < 8; i++) {
+                      assertEquals(expected, searcher.search(query, probe));
+                    }
+                    return null;
+                  }));
+        }
+        for (Future<?> run : runs) {
+          run.get();
+        }
+      } finally {
+        clients.shutdown();
+      }
+      FmStats stats = fm.stats();
+      assertEquals(32, stats.queries());
+      assertTrue(probe.peakHelpersInside() >= 1, "helpers took slices: " + stats);
+      assertTrue(probe.peakHelpersInside() <= cores - 1, "measured: " + probe.peakHelpersInside());
+      assertTrue(stats.peakHelpers() <= cores - 1, stats.toString());
+      assertTrue(stats.helpersRefused() > 0, "four callers on three cores: " + stats);
+    }
+  }
+}
