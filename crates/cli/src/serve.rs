@@ -220,6 +220,12 @@ pub(crate) struct LoadArgs {
     /// such as ~/.cache/tailor/queries-*.jsonl) or one query text per line.
     #[arg(long, value_name = "FILE")]
     queries: Option<PathArg>,
+    /// Any HTTP service, not only tailor's: JSON lines of requests, each
+    /// {"method": "POST", "path": "/index/_search", "body": {...}} ("body" optional, sent
+    /// as JSON; a string is sent as its text), drawn uniformly per request. No /healthz
+    /// check; the server's CPU is not measured.
+    #[arg(long, value_name = "FILE", conflicts_with = "queries")]
+    raw: Option<PathArg>,
     /// Seed of the arrivals and of the queries drawn.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -232,6 +238,14 @@ pub(crate) struct LoadArgs {
     /// Warm-up requests left out of the statistics (default: 5%).
     #[arg(long, value_parser = bounds::COUNT0)]
     warmup: Option<usize>,
+}
+
+/// Reads `--raw`: one request per JSON line (`tailor_server::RawRequest::parse_lines`).
+fn read_raw_file(path: &std::path::Path) -> anyhow::Result<Vec<tailor_server::RawRequest>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    tailor_server::RawRequest::parse_lines(&text, &path.display().to_string())
+        .map_err(anyhow::Error::msg)
 }
 
 /// Reads `--queries`: tailor's generated JSON lines, or one query text per line.
@@ -263,9 +277,10 @@ pub(crate) fn load(args: LoadArgs) -> anyhow::Result<()> {
         "--url {}: expected http://HOST:PORT",
         bounds::clip(&args.url)
     );
-    let target = match &args.queries {
-        Some(path) => Target::Search(read_query_file(path)?),
-        None => Target::Work,
+    let target = match (&args.queries, &args.raw) {
+        (Some(path), _) => Target::Search(read_query_file(path)?),
+        (None, Some(path)) => Target::Raw(read_raw_file(path)?),
+        (None, None) => Target::Work,
     };
     let cfg = LoadConfig {
         url: args.url.clone(),

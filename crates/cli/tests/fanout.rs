@@ -320,3 +320,65 @@ fn fanout_front_end_answers_reissues_and_logs() {
         assert_refused(&tailor(&all), needle, &format!("{args:?}"));
     }
 }
+
+/// `tailor load --raw` drives any HTTP service with the requests of a file (here a
+/// `tailor serve`, through its own routes), and names the line of a bad request.
+#[test]
+fn load_sends_raw_requests_and_names_bad_lines() {
+    let (server, addr, _log) = spawn(&[
+        "serve",
+        "--workload",
+        "synthetic:const:1",
+        "--policy",
+        "seq",
+        "--spin-rate",
+        "100",
+    ]);
+    let mut server = Proc(server);
+    let dir = scratch("load-raw");
+    let raw = dir.join("requests.jsonl");
+    std::fs::write(
+        &raw,
+        "{\"method\": \"POST\", \"path\": \"/work\", \"body\": {\"work_ms\": 0.5}}\n\n{\"method\": \"GET\", \"path\": \"/healthz\"}\n",
+    )
+    .unwrap();
+    let url = format!("http://{addr}");
+    let load = tailor(&[
+        "load",
+        "--url",
+        &url,
+        "--raw",
+        raw.to_str().unwrap(),
+        "--rps",
+        "200",
+        "--requests",
+        "40",
+    ]);
+    assert!(load.status.success(), "{}", stderr(&load));
+    let summary: serde_json::Value = serde_json::from_str(stdout(&load).trim()).unwrap();
+    assert_eq!(summary["completed"], 40, "{summary}");
+    assert_eq!(summary["policy"], "raw", "{summary}");
+    let bad = dir.join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        "{\"method\": \"GET\", \"path\": \"/healthz\"}\n{\"method\": \"GET\", \"path\": \"healthz\"}\n",
+    )
+    .unwrap();
+    let out = tailor(&[
+        "load",
+        "--url",
+        &url,
+        "--raw",
+        bad.to_str().unwrap(),
+        "--rps",
+        "10",
+        "--requests",
+        "5",
+    ]);
+    assert_refused(
+        &out,
+        "bad.jsonl:2: the path must start with /",
+        "a relative path",
+    );
+    assert_eq!(terminate(&mut server.0), Some(0));
+}

@@ -39,7 +39,7 @@ use tailor_workloads::search::SearchIndex;
 use tailor_workloads::{Spinner, SyntheticShape};
 
 pub use fanout::{fanout, FanoutConfig, FanoutError, FanoutReport, Route};
-pub use load::{run_load, LoadConfig, LoadError, LoadSummary, Target};
+pub use load::{run_load, LoadConfig, LoadError, LoadSummary, RawRequest, Target};
 pub use routes::{
     search_params, SearchAnswer, SearchHit, SearchParams, WorkAnswer, MAX_K, MAX_QUERY_BYTES,
     MAX_WORK_MS,

@@ -22,6 +22,70 @@ pub enum Target {
     Search(Vec<(String, u8, usize)>),
     /// `POST /work` with an empty body: the server draws the work from its demand.
     Work,
+    /// Any HTTP service: one of these requests, drawn uniformly per request, sent as
+    /// given (no `/healthz` check; `cpu_utilization` is then 0, unknown, and the cores
+    /// are this machine's).
+    Raw(Vec<RawRequest>),
+}
+
+/// One request of a [`Target::Raw`] load.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawRequest {
+    /// The method.
+    pub method: Method,
+    /// The path and query, from `/`.
+    pub path: String,
+    /// The body, sent with `content-type: application/json` when not empty.
+    pub body: Bytes,
+}
+
+impl RawRequest {
+    /// Parses JSON lines, one request each: `{"method": "POST", "path": "/index/_search",
+    /// "body": {...}}`, "body" optional (a JSON value is sent as JSON, a string as its
+    /// text). Errors name `file` and the line; blank lines are skipped.
+    pub fn parse_lines(text: &str, file: &str) -> Result<Vec<RawRequest>, String> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Line {
+            method: String,
+            path: String,
+            #[serde(default)]
+            body: Option<serde_json::Value>,
+        }
+        let clip = |t: &str| tailor_core::clip(t).to_string();
+        let mut out = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let at = format!("{file}:{}", i + 1);
+            let l: Line = serde_json::from_str(line).map_err(|e| {
+                format!(r#"{at}: expected {{"method": ..., "path": "/...", "body": ...}}: {e}"#)
+            })?;
+            let method = Method::from_bytes(l.method.as_bytes())
+                .map_err(|_| format!("{at}: bad method {:?}", clip(&l.method)))?;
+            if !l.path.starts_with('/') {
+                return Err(format!(
+                    "{at}: the path must start with /, found {:?}",
+                    clip(&l.path)
+                ));
+            }
+            let body = match l.body {
+                None => Bytes::new(),
+                Some(serde_json::Value::String(text)) => Bytes::from(text),
+                Some(value) => Bytes::from(value.to_string()),
+            };
+            out.push(RawRequest {
+                method,
+                path: l.path,
+                body,
+            });
+        }
+        if out.is_empty() {
+            return Err(format!("{file}: no requests"));
+        }
+        Ok(out)
+    }
 }
 
 /// A load run's settings.
@@ -113,11 +177,11 @@ async fn fetch(
     url: &str,
     body: Bytes,
 ) -> Result<(StatusCode, Bytes), String> {
-    let request = Request::builder()
-        .method(method)
-        .uri(url)
-        .body(Full::new(body))
-        .map_err(|e| e.to_string())?;
+    let mut request = Request::builder().method(method).uri(url);
+    if !body.is_empty() {
+        request = request.header(hyper::header::CONTENT_TYPE, "application/json");
+    }
+    let request = request.body(Full::new(body)).map_err(|e| e.to_string())?;
     let response = client.request(request).await.map_err(|e| {
         let mut text = e.to_string();
         let mut source = std::error::Error::source(&e);
@@ -181,7 +245,43 @@ async fn scrape(client: &HttpClient, base: &str) -> ServerCounters {
     c
 }
 
-/// Runs a load test against a `tailor serve` at `cfg.url`.
+/// Asks a tailor server's `/healthz` and checks that it serves what `target` sends.
+async fn check_health(
+    client: &HttpClient,
+    base: &str,
+    target: &Target,
+) -> Result<Health, LoadError> {
+    let health_url = format!("{base}/healthz");
+    let server = |reason: String| LoadError::Server {
+        url: health_url.clone(),
+        reason,
+    };
+    let (status, body) = fetch(client, Method::GET, &health_url, Bytes::new())
+        .await
+        .map_err(|e| server(format!("no answer: {e}")))?;
+    if !status.is_success() {
+        return Err(server(format!("answered {status}")));
+    }
+    let health: Health = serde_json::from_slice(&body)
+        .map_err(|e| server(format!("not a tailor server's health answer: {e}")))?;
+    match (target, health.workload.as_str()) {
+        (Target::Search(_), "search") | (Target::Work, "synthetic") | (Target::Raw(_), _) => {}
+        (Target::Search(_), other) => {
+            return Err(server(format!(
+                "the server runs --workload {other}; queries need --workload search"
+            )))
+        }
+        (Target::Work, other) => {
+            return Err(server(format!(
+                "the server runs --workload {other}; give it queries with --queries FILE"
+            )))
+        }
+    }
+    Ok(health)
+}
+
+/// Runs a load test against a `tailor serve` at `cfg.url` (or, with [`Target::Raw`], any
+/// HTTP service).
 pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
     if cfg.connections == 0 {
         return Err(LoadError::BadConfig(
@@ -197,32 +297,19 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
     let client: HttpClient = Client::builder(crate::executor())
         .pool_max_idle_per_host(cfg.connections)
         .build_http();
-    let health_url = format!("{base}/healthz");
-    let server = |reason: String| LoadError::Server {
-        url: health_url.clone(),
-        reason,
+    let health = match &cfg.target {
+        Target::Raw(raw) => {
+            if raw.is_empty() {
+                return Err(LoadError::BadConfig("no requests to send".into()));
+            }
+            Health {
+                workload: "raw".into(),
+                policy: "raw".into(),
+                cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            }
+        }
+        _ => check_health(&client, &base, &cfg.target).await?,
     };
-    let (status, body) = fetch(&client, Method::GET, &health_url, Bytes::new())
-        .await
-        .map_err(|e| server(format!("no answer: {e}")))?;
-    if !status.is_success() {
-        return Err(server(format!("answered {status}")));
-    }
-    let health: Health = serde_json::from_slice(&body)
-        .map_err(|e| server(format!("not a tailor server's health answer: {e}")))?;
-    match (&cfg.target, health.workload.as_str()) {
-        (Target::Search(_), "search") | (Target::Work, "synthetic") => {}
-        (Target::Search(_), other) => {
-            return Err(server(format!(
-                "the server runs --workload {other}; queries need --workload search"
-            )))
-        }
-        (Target::Work, other) => {
-            return Err(server(format!(
-                "the server runs --workload {other}; give it queries with --queries FILE"
-            )))
-        }
-    }
 
     let count = cfg.arrivals.fixed_count().unwrap_or(cfg.requests);
     let warmup = cfg.warmup.unwrap_or(count / 20);
@@ -243,6 +330,14 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
                     (Method::GET, format!("{base}/search?{query}"), Bytes::new())
                 }
                 Target::Work => (Method::POST, format!("{base}/work"), Bytes::new()),
+                Target::Raw(raw) => {
+                    let r = &raw[pick_rng.random_range(0..raw.len())];
+                    (
+                        r.method.clone(),
+                        format!("{base}{}", r.path),
+                        r.body.clone(),
+                    )
+                }
             })
             .collect(),
     );
