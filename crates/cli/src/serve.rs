@@ -226,6 +226,11 @@ pub(crate) struct LoadArgs {
     /// check; the server's CPU is not measured.
     #[arg(long, value_name = "FILE", conflicts_with = "queries")]
     raw: Option<PathArg>,
+    /// With --queries (a file `tailor` generated): send each query as an OpenSearch or
+    /// Elasticsearch `_search` on this index instead (POST
+    /// /INDEX/_search?request_cache=false, the body from the query's kind; docs/cli.md).
+    #[arg(long, value_name = "INDEX", requires = "queries")]
+    opensearch: Option<String>,
     /// Seed of the arrivals and of the queries drawn.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -277,11 +282,32 @@ pub(crate) fn load(args: LoadArgs) -> anyhow::Result<()> {
         "--url {}: expected http://HOST:PORT",
         bounds::clip(&args.url)
     );
-    let target = match (&args.queries, &args.raw) {
-        (Some(path), _) => Target::Search(read_query_file(path)?),
-        (None, Some(path)) => Target::Raw(read_raw_file(path)?),
-        (None, None) => Target::Work,
-    };
+    let target =
+        match (&args.queries, &args.raw) {
+            (Some(path), _) if args.opensearch.is_some() => {
+                let index = args.opensearch.as_deref().unwrap_or_default();
+                anyhow::ensure!(
+                    !index.is_empty() && index.bytes().all(|b| b.is_ascii_graphic() && b != b'/'),
+                    "--opensearch {:?}: expected an index name",
+                    bounds::clip(index)
+                );
+                let specs = read_queries(path).map_err(anyhow::Error::msg).with_context(|| {
+                "--opensearch needs a query file tailor generated (JSON lines of query kinds)"
+            })?;
+                let path = format!("/{index}/_search?request_cache=false");
+                Target::Raw(
+                    specs
+                        .iter()
+                        .map(|q| {
+                            tailor_server::RawRequest::json_post(path.clone(), &q.opensearch_body())
+                        })
+                        .collect(),
+                )
+            }
+            (Some(path), _) => Target::Search(read_query_file(path)?),
+            (None, Some(path)) => Target::Raw(read_raw_file(path)?),
+            (None, None) => Target::Work,
+        };
     let cfg = LoadConfig {
         url: args.url.clone(),
         target,

@@ -40,6 +40,15 @@ pub struct RawRequest {
 }
 
 impl RawRequest {
+    /// `POST path` with `body` as JSON.
+    pub fn json_post(path: String, body: &serde_json::Value) -> RawRequest {
+        RawRequest {
+            method: Method::POST,
+            path,
+            body: Bytes::from(body.to_string()),
+        }
+    }
+
     /// Parses JSON lines, one request each: `{"method": "POST", "path": "/index/_search",
     /// "body": {...}}`, "body" optional (a JSON value is sent as JSON, a string as its
     /// text). Errors name `file` and the line; blank lines are skipped.

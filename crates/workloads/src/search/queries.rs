@@ -137,6 +137,40 @@ impl QuerySpec {
         }
     }
 
+    /// The same search as an OpenSearch (or Elasticsearch) `_search` body over a `body`
+    /// text field: `term`, `bool` of `must` or `should` terms, `match_phrase`, `prefix`
+    /// (tantivy's `PREFIX.*` over the term dictionary), `fuzzy` with transpositions
+    /// counted as one edit (tantivy's `FuzzyTermQuery` as built above; tantivy takes every
+    /// term within the distance, OpenSearch at most `max_expansions`, here 1,024, its
+    /// default clause limit). `size` is the
+    /// documents loaded ([`QuerySpec::limits`]); a re-rank also rescores its best 1,000
+    /// candidates with the same query, the nearest OpenSearch has to collecting 1,000 and
+    /// loading 100. Hit counts are not tracked (tantivy's top-k collector does not count).
+    pub fn opensearch_body(&self) -> serde_json::Value {
+        use serde_json::json;
+        let term = |t: &String| json!({"term": {"body": t}});
+        let query = match self {
+            QuerySpec::Term { term: t } => term(t),
+            QuerySpec::And { terms } => {
+                json!({"bool": {"must": terms.iter().map(term).collect::<Vec<_>>()}})
+            }
+            QuerySpec::Or { terms } | QuerySpec::Rerank { terms } => {
+                json!({"bool": {"should": terms.iter().map(term).collect::<Vec<_>>()}})
+            }
+            QuerySpec::Phrase { terms } => json!({"match_phrase": {"body": terms.join(" ")}}),
+            QuerySpec::Prefix { prefix } => json!({"prefix": {"body": prefix}}),
+            QuerySpec::Fuzzy { term: t, distance } => json!({"fuzzy": {"body": {
+                "value": t, "fuzziness": distance, "transpositions": true,
+                "prefix_length": 0, "max_expansions": 1024}}}),
+        };
+        let (candidates, loaded) = self.limits();
+        let mut body = json!({"query": query, "size": loaded, "track_total_hits": false});
+        if candidates > loaded {
+            body["rescore"] = json!({"window_size": candidates, "query": {"rescore_query": query}});
+        }
+        body
+    }
+
     /// Candidates to collect and stored documents to load: 1,000 and 100 for a re-rank,
     /// [`TOP_K`] each otherwise.
     pub fn limits(&self) -> (usize, usize) {
@@ -397,4 +431,59 @@ pub fn read_queries(path: &Path) -> Result<Vec<QuerySpec>, String> {
         return Err(format!("{}: no queries", path.display()));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn each_kind_becomes_the_same_search_in_opensearch() {
+        let terms = || vec!["horse".to_string(), "water".to_string()];
+        let cases = [
+            (
+                QuerySpec::Term {
+                    term: "horse".into(),
+                },
+                json!({"term": {"body": "horse"}}),
+            ),
+            (
+                QuerySpec::And { terms: terms() },
+                json!({"bool": {"must": [{"term": {"body": "horse"}}, {"term": {"body": "water"}}]}}),
+            ),
+            (
+                QuerySpec::Or { terms: terms() },
+                json!({"bool": {"should": [{"term": {"body": "horse"}}, {"term": {"body": "water"}}]}}),
+            ),
+            (
+                QuerySpec::Phrase { terms: terms() },
+                json!({"match_phrase": {"body": "horse water"}}),
+            ),
+            (
+                QuerySpec::Prefix {
+                    prefix: "hor".into(),
+                },
+                json!({"prefix": {"body": "hor"}}),
+            ),
+        ];
+        for (spec, query) in cases {
+            let body = spec.opensearch_body();
+            assert_eq!(body["query"], query, "{spec:?}");
+            assert_eq!(body["size"], TOP_K, "{spec:?}");
+            assert_eq!(body["track_total_hits"], false);
+            assert!(body.get("rescore").is_none());
+        }
+        let fuzzy = QuerySpec::Fuzzy {
+            term: "hors".into(),
+            distance: 2,
+        }
+        .opensearch_body();
+        assert_eq!(fuzzy["query"]["fuzzy"]["body"]["fuzziness"], 2);
+        assert_eq!(fuzzy["query"]["fuzzy"]["body"]["transpositions"], true);
+        let rerank = QuerySpec::Rerank { terms: terms() }.opensearch_body();
+        assert_eq!(rerank["size"], 100);
+        assert_eq!(rerank["rescore"]["window_size"], 1000);
+        assert_eq!(rerank["rescore"]["query"]["rescore_query"], rerank["query"]);
+    }
 }
