@@ -288,14 +288,6 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn params(budget: f64, percentile: f64) -> ReissueParams {
-        ReissueParams {
-            budget,
-            percentile,
-            shards: 1,
-        }
-    }
-
     /// Runs [`next_multiplier`] against a synthetic rate function of the multiplier;
     /// returns the final step and the multipliers tried.
     fn search(budget: f64, rate: impl Fn(f64) -> f64) -> (AdaptStep, Vec<(f64, f64)>) {
@@ -366,8 +358,11 @@ mod tests {
     #[test]
     fn adaptation_plans_for_the_budget_the_load_leaves() {
         let x: Vec<f64> = (1..=2000).map(|i| 1.0 + f64::from(i % 100) * 0.1).collect();
-        let mut p = params(0.05, 99.0);
-        p.shards = 10;
+        let p = ReissueParams {
+            budget: 0.05,
+            percentile: 99.0,
+            shards: 10,
+        };
         let mut seen = Vec::new();
         let adapted = adapt_reissue::<ReissueError>(&x, &[], p, AdaptParams::default(), |plan| {
             assert!(!seen.contains(&(plan.d_ms, plan.q)), "measured twice");
