@@ -100,12 +100,12 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
     this.fm = newExecutor(t, cores);
   }
 
+  /** The table's path: under the config directory, unless absolute (in the config's file system). */
   static Path resolve(Path configPath, String table) {
-    Path p = Path.of(table);
-    if (p.isAbsolute() || configPath == null) {
-      return p;
+    if (configPath == null) {
+      return Path.of(table);
     }
-    return configPath.resolve(p).normalize();
+    return configPath.resolve(table).normalize();
   }
 
   static FmTable readTable(Path path) {
