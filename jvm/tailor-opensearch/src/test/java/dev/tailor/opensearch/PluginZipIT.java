@@ -46,7 +46,7 @@ public class PluginZipIT extends OpenSearchTestCase {
     assertEquals("tailor-fm", info.getName());
     assertEquals("dev.tailor.opensearch.TailorFmPlugin", info.getClassname());
     assertEquals("17", info.getJavaVersion());
-    assertEquals("=2.19.6", info.getOpenSearchVersionRangesString().replace(" ", ""));
+    assertEquals("2.19.6", info.getOpenSearchVersionRangesString());
 
     Path config = home.resolve("config");
     Files.createDirectories(config);

@@ -1,13 +1,15 @@
 package dev.tailor.opensearch;
 
 import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import org.apache.http.HttpHost;
+import org.apache.http.util.EntityUtils;
+import org.opensearch.client.Request;
+import org.opensearch.client.Response;
+import org.opensearch.client.RestClient;
 import org.opensearch.common.settings.Settings;
 import org.opensearch.common.xcontent.XContentHelper;
 import org.opensearch.common.xcontent.json.JsonXContent;
@@ -41,13 +43,15 @@ public class TailorFmRestTests extends OpenSearchSingleNodeTestCase {
   public void testStatsEndpoint() throws Exception {
     InetSocketAddress address =
         getInstanceFromNode(HttpServerTransport.class).boundAddress().publishAddress().address();
-    URI uri = URI.create("http://" + address.getHostString() + ":" + address.getPort() + "/_tailor/fm/stats");
-    HttpResponse<String> resp =
-        HttpClient.newHttpClient()
-            .send(HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.ofString());
-    logger.info("GET {} -> {} {}", uri, resp.statusCode(), resp.body());
-    assertEquals(200, resp.statusCode());
-    Map<String, Object> json = XContentHelper.convertToMap(JsonXContent.jsonXContent, resp.body(), false);
+    String body;
+    try (RestClient rest =
+        RestClient.builder(new HttpHost(address.getHostString(), address.getPort(), "http")).build()) {
+      Response resp = rest.performRequest(new Request("GET", "/_tailor/fm/stats"));
+      assertEquals(200, resp.getStatusLine().getStatusCode());
+      body = EntityUtils.toString(resp.getEntity(), StandardCharsets.UTF_8);
+    }
+    logger.info("GET /_tailor/fm/stats on {} -> {}", address, body);
+    Map<String, Object> json = XContentHelper.convertToMap(JsonXContent.jsonXContent, body, false);
     assertEquals(Boolean.TRUE, json.get("enabled"));
     assertEquals(2, ((Number) json.get("cores")).intValue());
     assertTrue(json.containsKey("degrees"));
