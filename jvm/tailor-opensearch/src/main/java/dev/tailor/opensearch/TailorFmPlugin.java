@@ -96,7 +96,7 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
       return;
     }
     this.tablePath = resolve(configPath, table);
-    FmTable t = readTable(tablePath);
+    FmTable t = readTablePrivileged(tablePath);
     this.fm = newExecutor(t, cores);
   }
 
@@ -120,6 +120,12 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
       throw new IllegalArgumentException(
           "[" + TABLE.getKey() + "]: " + path + " is not a valid FM table: " + e.getMessage(), e);
     }
+  }
+
+  /** Reads the table with the plugin's own permissions (the config directory is readable). */
+  @SuppressWarnings("removal")
+  private static FmTable readTablePrivileged(Path path) {
+    return AccessController.doPrivileged((PrivilegedAction<FmTable>) () -> readTable(path));
   }
 
   @SuppressWarnings("removal")
