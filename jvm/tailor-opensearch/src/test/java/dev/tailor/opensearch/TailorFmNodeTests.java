@@ -76,35 +76,8 @@ public class TailorFmNodeTests extends OpenSearchSingleNodeTestCase {
 
   public void testSameHitsWithFmOnAndOff() throws Exception {
     TailorFmPlugin plugin = plugin();
-    createIndex(
-        "docs",
-        client()
-            .admin()
-            .indices()
-            .prepareCreate("docs")
-            .setSettings(
-                Settings.builder()
-                    .put("index.number_of_shards", 1)
-                    .put("index.number_of_replicas", 0)
-                    .put("index.refresh_interval", -1))
-            .setMapping("body", "type=text", "tag", "type=keyword", "n", "type=integer"));
     Random r = new Random(random().nextLong());
-    for (int s = 0; s < SEGMENTS; s++) {
-      BulkRequestBuilder bulk = client().prepareBulk();
-      for (int i = 0; i < DOCS_PER_SEGMENT; i++) {
-        int id = s * DOCS_PER_SEGMENT + i;
-        bulk.add(
-            client()
-                .prepareIndex("docs")
-                .setId(Integer.toString(id))
-                .setSource("body", text(r, 5 + r.nextInt(40)), "tag", WORDS[r.nextInt(5)], "n", r.nextInt(1000)));
-      }
-      bulk.setRefreshPolicy(WriteRequest.RefreshPolicy.IMMEDIATE);
-      assertFalse(bulk.get().hasFailures());
-    }
-    long segments =
-        client().admin().indices().prepareStats("docs").setSegments(true).get().getTotal().getSegments().getCount();
-    MatcherAssert.assertThat("several segments, so several slices", segments, greaterThanOrEqualTo(4L));
+    indexDocs(r);
 
     List<QueryBuilder> queries = new ArrayList<>();
     for (int i = 0; i < QUERIES; i++) {
@@ -154,6 +127,89 @@ public class TailorFmNodeTests extends OpenSearchSingleNodeTestCase {
     assertEquals(after.queries(), ((Number) json.get("queries")).longValue());
     assertEquals(Boolean.TRUE, json.get("enabled"));
     assertEquals(0, ((Number) json.get("query_phases_in_flight")).intValue());
+  }
+
+  /** Indexes the documents in SEGMENTS refreshes, so the shard has several segments. */
+  private void indexDocs(Random r) {
+    createIndex(
+        "docs",
+        client()
+            .admin()
+            .indices()
+            .prepareCreate("docs")
+            .setSettings(
+                Settings.builder()
+                    .put("index.number_of_shards", 1)
+                    .put("index.number_of_replicas", 0)
+                    .put("index.refresh_interval", -1))
+            .setMapping("body", "type=text", "tag", "type=keyword", "n", "type=integer"));
+    for (int s = 0; s < SEGMENTS; s++) {
+      BulkRequestBuilder bulk = client().prepareBulk();
+      for (int i = 0; i < DOCS_PER_SEGMENT; i++) {
+        int id = s * DOCS_PER_SEGMENT + i;
+        bulk.add(
+            client()
+                .prepareIndex("docs")
+                .setId(Integer.toString(id))
+                .setSource("body", text(r, 5 + r.nextInt(40)), "tag", WORDS[r.nextInt(5)], "n", r.nextInt(1000)));
+      }
+      bulk.setRefreshPolicy(WriteRequest.RefreshPolicy.IMMEDIATE);
+      assertFalse(bulk.get().hasFailures());
+    }
+    long segments =
+        client().admin().indices().prepareStats("docs").setSegments(true).get().getTotal().getSegments().getCount();
+    MatcherAssert.assertThat("several segments, so several slices", segments, greaterThanOrEqualTo(4L));
+  }
+
+  /**
+   * Searches from several client threads at once, so that shard query phases overlap and FM's load
+   * can exceed 1 (up to the search pool's size; the table's row 4 admits on an exit). Every search
+   * completes with the hits of the same query run alone, and the load returns to 0. Whether a
+   * query waited is not asserted: on a 2-core machine the load seldom reaches 4.
+   */
+  public void testConcurrentSearchesWithFm() throws Exception {
+    TailorFmPlugin plugin = plugin();
+    Random r = new Random(random().nextLong());
+    indexDocs(r);
+    List<QueryBuilder> queries = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      queries.add(query(r));
+    }
+    List<List<String>> alone = run(queries);
+    long before = plugin.stats().queries();
+    int threads = 6;
+    List<List<List<String>>> results = new ArrayList<>();
+    List<Thread> workers = new ArrayList<>();
+    List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+    for (int t = 0; t < threads; t++) {
+      List<List<String>> mine = new ArrayList<>();
+      results.add(mine);
+      Thread w =
+          new Thread(
+              () -> {
+                try {
+                  mine.addAll(run(queries));
+                } catch (Throwable e) {
+                  failures.add(e);
+                }
+              },
+              "client-" + t);
+      workers.add(w);
+      w.start();
+    }
+    for (Thread w : workers) {
+      w.join(120_000);
+      assertFalse("a client is stuck", w.isAlive());
+    }
+    assertEquals(List.of(), failures);
+    for (List<List<String>> mine : results) {
+      assertEquals(alone, mine);
+    }
+    FmStats after = plugin.stats();
+    logger.info("FM stats after {} concurrent searches: {}", threads * queries.size(), after);
+    assertEquals(before + (long) threads * queries.size(), after.queries());
+    assertEquals(0, plugin.fm().load());
+    assertEquals(0, plugin.queryPhases.get());
   }
 
   private void setFm(boolean on) {
