@@ -122,7 +122,7 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
     }
   }
 
-  /** Reads the table with the plugin's own permissions (the config directory is readable). */
+  /** Reads the table with the plugin's own permissions (OpenSearch lets all code read config/). */
   @SuppressWarnings("removal")
   private static FmTable readTablePrivileged(Path path) {
     return AccessController.doPrivileged((PrivilegedAction<FmTable>) () -> readTable(path));
@@ -130,7 +130,8 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
 
   @SuppressWarnings("removal")
   private static FmExecutor newExecutor(FmTable table, int cores) {
-    // FM's helper threads and scheduler are the plugin's own (plugin-security.policy grants it).
+    // FM's helper threads and scheduler are the plugin's own: OpenSearch's default policy lets any
+    // code create threads in its own thread group, and doPrivileged keeps callers out of the check.
     return AccessController.doPrivileged((PrivilegedAction<FmExecutor>) () -> new FmExecutor(table, cores));
   }
 

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.stream.Collectors;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipInputStream;
+import org.apache.lucene.tests.util.LuceneTestCase;
 import org.opensearch.common.settings.Setting;
 import org.opensearch.common.settings.Settings;
 import org.opensearch.plugins.Plugin;
@@ -23,9 +24,12 @@ import org.opensearch.test.OpenSearchTestCase;
  * a classpath without the plugin's classes, tailor-lucene or jackson-databind, which must come
  * from the zip.
  */
+// ExtrasFS would add stray "extraN" entries to plugins/, which PluginsService reads as plugins.
+@LuceneTestCase.SuppressFileSystems("ExtrasFS")
 public class PluginZipIT extends OpenSearchTestCase {
 
   public void testZipLoadsAsAnInstalledPlugin() throws Exception {
+    assertNotNull("runs under OpenSearch's test security manager", System.getSecurityManager());
     Path zip = Path.of(System.getProperty("tailor.plugin.zip"));
     assertTrue("built by package: " + zip, Files.isRegularFile(zip));
     expectThrows(ClassNotFoundException.class, () -> Class.forName("dev.tailor.lucene.FmExecutor"));
@@ -39,6 +43,7 @@ public class PluginZipIT extends OpenSearchTestCase {
     }
     logger.info("zip root: {}", files);
     assertTrue(files.contains("plugin-descriptor.properties"));
+    assertFalse("no extra permissions asked", files.contains("plugin-security.policy"));
     assertFalse("OpenSearch brings Lucene", files.stream().anyMatch(f -> f.startsWith("lucene-")));
     assertFalse("OpenSearch brings jackson-core", files.stream().anyMatch(f -> f.startsWith("jackson-core")));
 

@@ -68,6 +68,7 @@ public class TailorFmNodeTests extends OpenSearchSingleNodeTestCase {
   }
 
   public void testPluginLoads() {
+    assertNotNull("runs under OpenSearch's test security manager", System.getSecurityManager());
     TailorFmPlugin plugin = plugin();
     assertNotNull("the node read the table", plugin.fm());
     assertTrue(plugin.enabled());
