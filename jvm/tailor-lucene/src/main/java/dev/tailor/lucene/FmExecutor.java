@@ -412,10 +412,11 @@ public final class FmExecutor implements Executor, Closeable {
   }
 
   /**
-   * Called by {@link FmSearcher} as a slice starts on this thread: counts it as claimed, and
-   * measures the query's degree. Returns the query, or null if the thread runs none.
+   * Called by {@link FmSearcher} (or an engine's per-slice hook) as a slice starts on this thread:
+   * counts it as claimed, and measures the query's degree. Returns the query, or null if the thread
+   * runs none.
    */
-  FmQueryScope sliceStarted() {
+  public FmQueryScope sliceStarted() {
     FmQueryScope q = CURRENT.get();
     if (q == null || q.fm != this) {
       return null;
@@ -432,8 +433,11 @@ public final class FmExecutor implements Executor, Closeable {
     return q;
   }
 
-  /** Called by {@link FmSearcher} as a slice of {@code q} (from {@link #sliceStarted}) ends. */
-  void sliceFinished(FmQueryScope q) {
+  /**
+   * Called by {@link FmSearcher} (or an engine's per-slice hook) as a slice of {@code q} (from
+   * {@link #sliceStarted}) ends; null is ignored.
+   */
+  public void sliceFinished(FmQueryScope q) {
     if (q == null) {
       return;
     }

@@ -1,0 +1,42 @@
+package dev.tailor.opensearch;
+
+import static org.opensearch.rest.RestRequest.Method.GET;
+
+import java.util.List;
+import org.opensearch.client.node.NodeClient;
+import org.opensearch.core.rest.RestStatus;
+import org.opensearch.core.xcontent.XContentBuilder;
+import org.opensearch.rest.BaseRestHandler;
+import org.opensearch.rest.BytesRestResponse;
+import org.opensearch.rest.RestRequest;
+
+/**
+ * {@code GET /_tailor/fm/stats}: FM's statistics on the node that serves the request (they are
+ * per node: each node has its own executor and load).
+ */
+final class RestFmStatsAction extends BaseRestHandler {
+  private final TailorFmPlugin plugin;
+
+  RestFmStatsAction(TailorFmPlugin plugin) {
+    this.plugin = plugin;
+  }
+
+  @Override
+  public String getName() {
+    return "tailor_fm_stats";
+  }
+
+  @Override
+  public List<Route> routes() {
+    return List.of(new Route(GET, "/_tailor/fm/stats"));
+  }
+
+  @Override
+  protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) {
+    return channel -> {
+      XContentBuilder b = channel.newBuilder();
+      plugin.statsToXContent(b);
+      channel.sendResponse(new BytesRestResponse(RestStatus.OK, b));
+    };
+  }
+}

@@ -1,0 +1,259 @@
+package dev.tailor.opensearch;
+
+import dev.tailor.lucene.FmExecutor;
+import dev.tailor.lucene.FmStats;
+import dev.tailor.lucene.FmTable;
+import dev.tailor.lucene.FmTableException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.AccessController;
+import java.security.PrivilegedAction;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.opensearch.client.Client;
+import org.opensearch.cluster.metadata.IndexNameExpressionResolver;
+import org.opensearch.cluster.node.DiscoveryNodes;
+import org.opensearch.cluster.service.ClusterService;
+import org.opensearch.common.settings.ClusterSettings;
+import org.opensearch.common.settings.IndexScopedSettings;
+import org.opensearch.common.settings.Setting;
+import org.opensearch.common.settings.Setting.Property;
+import org.opensearch.common.settings.Settings;
+import org.opensearch.common.settings.SettingsFilter;
+import org.opensearch.core.common.io.stream.NamedWriteableRegistry;
+import org.opensearch.core.xcontent.NamedXContentRegistry;
+import org.opensearch.core.xcontent.XContentBuilder;
+import org.opensearch.env.Environment;
+import org.opensearch.env.NodeEnvironment;
+import org.opensearch.index.IndexModule;
+import org.opensearch.plugins.ActionPlugin;
+import org.opensearch.plugins.Plugin;
+import org.opensearch.plugins.SearchPlugin;
+import org.opensearch.repositories.RepositoriesService;
+import org.opensearch.rest.RestController;
+import org.opensearch.rest.RestHandler;
+import org.opensearch.script.ScriptService;
+import org.opensearch.threadpool.ThreadPool;
+import org.opensearch.watcher.ResourceWatcherService;
+
+/**
+ * FM (Haque et al., ASPLOS 2015) inside an OpenSearch node: tailor's {@link FmExecutor} becomes
+ * the index searcher's executor ({@link SearchPlugin#getIndexSearcherExecutorProvider()}), so
+ * the slices of a concurrent segment search run on the query's own search thread at degree 1 and
+ * helpers join them at the FM table's interval times. The load FM reads is the number of shard
+ * query phases in flight on the node, counted by a {@link FmSearchListener} on every index.
+ *
+ * <p>Settings (node scope):
+ *
+ * <ul>
+ *   <li>{@code tailor.fm.enabled} (default false, dynamic): whether new shard query phases go
+ *       through FM. Off, slices run on OpenSearch's own {@code index_searcher} pool.
+ *   <li>{@code tailor.fm.table}: the fm-table.json that {@code tailor plan fm} writes, resolved
+ *       under the node's config directory (an absolute path is taken as is). Required to enable.
+ *   <li>{@code tailor.fm.cores} (default: available processors): the cores FM's guard shares.
+ * </ul>
+ *
+ * <p>Observability: {@code GET /_tailor/fm/stats} ({@link RestFmStatsAction}).
+ */
+public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin {
+  public static final Setting<Boolean> ENABLED =
+      Setting.boolSetting("tailor.fm.enabled", false, Property.NodeScope, Property.Dynamic);
+  public static final Setting<String> TABLE =
+      Setting.simpleString("tailor.fm.table", Property.NodeScope);
+  public static final Setting<Integer> CORES =
+      Setting.intSetting(
+          "tailor.fm.cores", Runtime.getRuntime().availableProcessors(), 1, Property.NodeScope);
+
+  private final Path tablePath;
+  private final int cores;
+  /** The executor, or null if no table is configured: then the plugin only passes slices on. */
+  private final FmExecutor fm;
+  private volatile boolean enabled;
+  /** Shard query phases in flight on this node, FM on or off. */
+  final AtomicInteger queryPhases = new AtomicInteger();
+  private final FmSearchListener listener = new FmSearchListener(this);
+
+  /**
+   * Reads the settings and the table. A missing or invalid table, or FM enabled without one, fails
+   * the node's start with a message naming the setting, the file and (for a bad table) the field.
+   */
+  public TailorFmPlugin(Settings settings, Path configPath) {
+    this.cores = CORES.get(settings);
+    this.enabled = ENABLED.get(settings);
+    String table = TABLE.get(settings);
+    if (table.isEmpty()) {
+      if (enabled) {
+        throw new IllegalArgumentException(
+            "[" + ENABLED.getKey() + "] is true but [" + TABLE.getKey() + "] is not set: "
+                + "name the fm-table.json that `tailor plan fm` writes, under the config directory");
+      }
+      this.tablePath = null;
+      this.fm = null;
+      return;
+    }
+    this.tablePath = resolve(configPath, table);
+    FmTable t = readTablePrivileged(tablePath);
+    this.fm = newExecutor(t, cores);
+  }
+
+  /** The table's path: under the config directory, unless absolute (in the config's file system). */
+  static Path resolve(Path configPath, String table) {
+    if (configPath == null) {
+      return Path.of(table);
+    }
+    return configPath.resolve(table).normalize();
+  }
+
+  static FmTable readTable(Path path) {
+    if (!Files.isRegularFile(path)) {
+      throw new IllegalArgumentException(
+          "[" + TABLE.getKey() + "]: no FM table at " + path + " (a relative path is resolved under"
+              + " the node's config directory)");
+    }
+    try {
+      return FmTable.read(path);
+    } catch (FmTableException e) {
+      throw new IllegalArgumentException(
+          "[" + TABLE.getKey() + "]: " + path + " is not a valid FM table: " + e.getMessage(), e);
+    }
+  }
+
+  /** Reads the table with the plugin's own permissions (OpenSearch lets all code read config/). */
+  @SuppressWarnings("removal")
+  private static FmTable readTablePrivileged(Path path) {
+    return AccessController.doPrivileged((PrivilegedAction<FmTable>) () -> readTable(path));
+  }
+
+  @SuppressWarnings("removal")
+  private static FmExecutor newExecutor(FmTable table, int cores) {
+    // FM's helper threads and scheduler are the plugin's own: OpenSearch's default policy lets any
+    // code create threads in its own thread group, and doPrivileged keeps callers out of the check.
+    return AccessController.doPrivileged((PrivilegedAction<FmExecutor>) () -> new FmExecutor(table, cores));
+  }
+
+  @Override
+  public List<Setting<?>> getSettings() {
+    return List.of(ENABLED, TABLE, CORES);
+  }
+
+  @Override
+  public Collection<Object> createComponents(
+      Client client,
+      ClusterService clusterService,
+      ThreadPool threadPool,
+      ResourceWatcherService resourceWatcherService,
+      ScriptService scriptService,
+      NamedXContentRegistry xContentRegistry,
+      Environment environment,
+      NodeEnvironment nodeEnvironment,
+      NamedWriteableRegistry namedWriteableRegistry,
+      IndexNameExpressionResolver indexNameExpressionResolver,
+      Supplier<RepositoriesService> repositoriesServiceSupplier) {
+    clusterService
+        .getClusterSettings()
+        .addSettingsUpdateConsumer(ENABLED, this::setEnabled, this::validateEnabled);
+    return List.of();
+  }
+
+  private void validateEnabled(boolean on) {
+    if (on && fm == null) {
+      throw new IllegalArgumentException(
+          "[" + ENABLED.getKey() + "] cannot be turned on: this node was started without ["
+              + TABLE.getKey() + "]");
+    }
+  }
+
+  private void setEnabled(boolean on) {
+    this.enabled = on;
+  }
+
+  /** Counts shard query phases and opens an FM query around each, on every index. */
+  @Override
+  public void onIndexModule(IndexModule indexModule) {
+    indexModule.addSearchOperationListener(listener);
+  }
+
+  @Override
+  public Optional<ExecutorServiceProvider> getIndexSearcherExecutorProvider() {
+    return Optional.of(
+        threadPool ->
+            new FmExecutorService(
+                this,
+                threadPool.executor(ThreadPool.Names.INDEX_SEARCHER),
+                threadPool.getThreadContext()));
+  }
+
+  @Override
+  public List<RestHandler> getRestHandlers(
+      Settings settings,
+      RestController restController,
+      ClusterSettings clusterSettings,
+      IndexScopedSettings indexScopedSettings,
+      SettingsFilter settingsFilter,
+      IndexNameExpressionResolver indexNameExpressionResolver,
+      Supplier<DiscoveryNodes> nodesInCluster) {
+    return List.of(new RestFmStatsAction(this));
+  }
+
+  /** The executor new query phases should enter, or null if FM is off. */
+  FmExecutor activeFm() {
+    return enabled ? fm : null;
+  }
+
+  /** The executor (on or off), or null if the node has no table. */
+  public FmExecutor fm() {
+    return fm;
+  }
+
+  public boolean enabled() {
+    return enabled;
+  }
+
+  /** FM's statistics on this node, or null if it has no table. */
+  public FmStats stats() {
+    return fm == null ? null : fm.stats();
+  }
+
+  /** The statistics as the stats endpoint writes them. */
+  public void statsToXContent(XContentBuilder b) throws IOException {
+    b.startObject();
+    b.field("enabled", enabled);
+    b.field("table", tablePath == null ? null : tablePath.toString());
+    b.field("cores", cores);
+    b.field("query_phases_in_flight", queryPhases.get());
+    if (fm != null) {
+      FmStats s = fm.stats();
+      b.field("load", fm.load());
+      b.field("queries", s.queries());
+      b.startObject("degrees");
+      long[] h = s.degreeHistogram();
+      for (int d = 1; d <= h.length; d++) {
+        b.field(Integer.toString(d), h[d - 1]);
+      }
+      b.endObject();
+      b.startObject("admissions_waited");
+      b.field("total", s.admissionsDelayed() + s.admissionsOnExit());
+      b.field("delayed", s.admissionsDelayed());
+      b.field("on_exit", s.admissionsOnExit());
+      b.endObject();
+      b.startObject("helpers");
+      b.field("sent", s.helpersSent());
+      b.field("refused_by_guard", s.helpersRefused());
+      b.field("peak", s.peakHelpers());
+      b.endObject();
+      b.field("peak_threads", s.peakThreads());
+    }
+    b.endObject();
+  }
+
+  @Override
+  public void close() throws IOException {
+    if (fm != null) {
+      fm.close();
+    }
+  }
+}

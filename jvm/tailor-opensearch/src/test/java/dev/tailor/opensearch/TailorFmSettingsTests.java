@@ -1,0 +1,71 @@
+package dev.tailor.opensearch;
+
+import org.hamcrest.MatcherAssert;
+import static org.hamcrest.Matchers.containsString;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.opensearch.common.settings.Settings;
+import org.opensearch.test.OpenSearchTestCase;
+
+/** The plugin's settings and its errors for a missing or bad table, without a node. */
+public class TailorFmSettingsTests extends OpenSearchTestCase {
+
+  public void testNoTableOffPassesThrough() throws Exception {
+    try (TailorFmPlugin plugin = new TailorFmPlugin(Settings.EMPTY, createTempDir())) {
+      assertNull(plugin.fm());
+      assertNull(plugin.activeFm());
+      assertFalse(plugin.enabled());
+      assertEquals(3, plugin.getSettings().size());
+    }
+  }
+
+  public void testEnabledWithoutTableFails() {
+    Settings s = Settings.builder().put("tailor.fm.enabled", true).build();
+    IllegalArgumentException e =
+        expectThrows(IllegalArgumentException.class, () -> new TailorFmPlugin(s, createTempDir()));
+    MatcherAssert.assertThat(e.getMessage(), containsString("[tailor.fm.table] is not set"));
+  }
+
+  public void testMissingTableFails() {
+    Path config = createTempDir();
+    Settings s = Settings.builder().put("tailor.fm.table", "nope/fm-table.json").build();
+    IllegalArgumentException e =
+        expectThrows(IllegalArgumentException.class, () -> new TailorFmPlugin(s, config));
+    MatcherAssert.assertThat(e.getMessage(), containsString("no FM table at " + config.resolve("nope/fm-table.json")));
+  }
+
+  public void testBadTableNamesTheField() throws Exception {
+    Path config = createTempDir();
+    String table = Files.readString(getDataPath("/fm-table.json"));
+    Files.writeString(config.resolve("bad.json"), table.replace("\"max_degree\": 4", "\"max_degree\": 3"));
+    Settings s = Settings.builder().put("tailor.fm.table", "bad.json").build();
+    IllegalArgumentException e =
+        expectThrows(IllegalArgumentException.class, () -> new TailorFmPlugin(s, config));
+    MatcherAssert.assertThat(e.getMessage(), containsString("is not a valid FM table"));
+    MatcherAssert.assertThat(e.getMessage(), containsString("rows[0].intervals_ms"));
+  }
+
+  public void testTableUnderConfigDir() throws Exception {
+    Path config = createTempDir();
+    Files.copy(getDataPath("/fm-table.json"), config.resolve("fm-table.json"));
+    Settings s =
+        Settings.builder()
+            .put("tailor.fm.table", "fm-table.json")
+            .put("tailor.fm.enabled", true)
+            .put("tailor.fm.cores", 3)
+            .build();
+    try (TailorFmPlugin plugin = new TailorFmPlugin(s, config)) {
+      assertNotNull(plugin.activeFm());
+      assertEquals(3, plugin.fm().cores());
+      assertEquals(4, plugin.fm().policy().table().maxDegree());
+    }
+  }
+
+  public void testCoresAtLeastOne() {
+    Settings s = Settings.builder().put("tailor.fm.cores", 0).build();
+    IllegalArgumentException e =
+        expectThrows(IllegalArgumentException.class, () -> new TailorFmPlugin(s, createTempDir()));
+    MatcherAssert.assertThat(e.getMessage(), containsString("tailor.fm.cores"));
+  }
+}
