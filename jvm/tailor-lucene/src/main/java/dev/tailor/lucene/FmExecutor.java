@@ -80,6 +80,10 @@ public final class FmExecutor implements Executor, Closeable {
   private boolean closed;
 
   private final long[] degrees;
+  /** The last {@link FmStats#RECENT} finished queries: run time (ns) and highest degree, a ring. */
+  private final long[] recentRunNanos = new long[FmStats.RECENT];
+  private final int[] recentDegrees = new int[FmStats.RECENT];
+  private long finished;
   private long admissionsDelayed;
   private long admissionsOnExit;
   private long helpersSent;
@@ -249,7 +253,11 @@ public final class FmExecutor implements Executor, Closeable {
       leftover = new ArrayList<>(q.held);
       q.held.clear();
       q.batch = null;
-      degrees[Math.min(q.degreeReached(), degrees.length) - 1]++;
+      int degree = Math.min(q.degreeReached(), degrees.length);
+      degrees[degree - 1]++;
+      int slot = (int) (finished++ % FmStats.RECENT);
+      recentRunNanos[slot] = q.started ? System.nanoTime() - q.startNanos : 0;
+      recentDegrees[slot] = degree;
       helpersRefused += q.refused;
       FmQueryScope next = onExit.poll();
       if (next != null) {
@@ -463,8 +471,18 @@ public final class FmExecutor implements Executor, Closeable {
   public FmStats stats() {
     lock.lock();
     try {
+      int n = (int) Math.min(finished, FmStats.RECENT);
+      long[] runs = new long[n];
+      int[] degs = new int[n];
+      for (int i = 0; i < n; i++) {
+        int slot = (int) ((finished - n + i) % FmStats.RECENT);
+        runs[i] = recentRunNanos[slot];
+        degs[i] = recentDegrees[slot];
+      }
       return new FmStats(
           degrees,
+          runs,
+          degs,
           admissionsDelayed,
           admissionsOnExit,
           helpersSent,

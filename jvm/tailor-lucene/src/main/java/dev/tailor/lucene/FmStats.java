@@ -7,7 +7,12 @@ import java.util.Arrays;
  * statistics endpoint.
  */
 public final class FmStats {
+  /** How many finished queries the snapshot lists one by one (the most recent). */
+  public static final int RECENT = 10_000;
+
   private final long[] degrees;
+  private final long[] recentRunNanos;
+  private final int[] recentDegrees;
   private final long admissionsDelayed;
   private final long admissionsOnExit;
   private final long helpersSent;
@@ -17,6 +22,8 @@ public final class FmStats {
 
   FmStats(
       long[] degrees,
+      long[] recentRunNanos,
+      int[] recentDegrees,
       long admissionsDelayed,
       long admissionsOnExit,
       long helpersSent,
@@ -24,6 +31,8 @@ public final class FmStats {
       int peakHelpers,
       int peakThreads) {
     this.degrees = degrees.clone();
+    this.recentRunNanos = recentRunNanos.clone();
+    this.recentDegrees = recentDegrees.clone();
     this.admissionsDelayed = admissionsDelayed;
     this.admissionsOnExit = admissionsOnExit;
     this.helpersSent = helpersSent;
@@ -45,6 +54,20 @@ public final class FmStats {
   /** The degree histogram: element d - 1 counts the finished queries whose highest was d. */
   public long[] degreeHistogram() {
     return degrees.clone();
+  }
+
+  /**
+   * The run times, in nanoseconds from start to exit (admission waits excluded), of the last
+   * {@link #RECENT} finished queries at most, oldest first; element i goes with {@link
+   * #recentDegrees()}'s element i.
+   */
+  public long[] recentRunNanos() {
+    return recentRunNanos.clone();
+  }
+
+  /** The highest degree of each query that {@link #recentRunNanos()} lists, in the same order. */
+  public int[] recentDegrees() {
+    return recentDegrees.clone();
   }
 
   /** Queries that waited their row's delay v0 before starting. */

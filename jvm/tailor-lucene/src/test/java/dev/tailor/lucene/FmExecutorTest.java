@@ -152,6 +152,38 @@ class FmExecutorTest {
       }
       long joinedMs = TimeUnit.NANOSECONDS.toMillis(probe.firstHelperNanos() - before);
       assertTrue(joinedMs >= 10, "a helper joined " + joinedMs + " ms in, before v1 = 10 ms");
+      FmStats stats = fm.stats();
+      assertEquals(1, stats.recentRunNanos().length);
+      assertEquals(stats.degreeHistogram().length, 4);
+      assertTrue(stats.recentDegrees()[0] > 1, stats.toString());
+      assertTrue(
+          stats.recentRunNanos()[0] >= TimeUnit.MILLISECONDS.toNanos(10),
+          "a query that gained a helper at 10 ms ran " + stats.recentRunNanos()[0] + " ns");
+    }
+  }
+
+  @Test
+  void theRecentQueriesAreTheLastOnesInOrder() throws Exception {
+    try (FmExecutor fm = new FmExecutor(Tables.constant(0, 1e9, 1e9, 1e9), 2)) {
+      int n = FmStats.RECENT + 17;
+      for (int i = 0; i < n; i++) {
+        try (FmQueryScope query = fm.enter()) {
+          if (i == n - 1) {
+            Thread.sleep(3);
+          }
+        }
+      }
+      FmStats stats = fm.stats();
+      assertEquals(n, stats.queries());
+      long[] runs = stats.recentRunNanos();
+      int[] degrees = stats.recentDegrees();
+      assertEquals(FmStats.RECENT, runs.length);
+      assertEquals(FmStats.RECENT, degrees.length);
+      assertTrue(java.util.Arrays.stream(degrees).allMatch(d -> d == 1));
+      assertTrue(
+          runs[runs.length - 1] >= TimeUnit.MILLISECONDS.toNanos(3),
+          "the newest query, which slept 3 ms, is last: " + runs[runs.length - 1] + " ns");
+      assertTrue(runs[0] < TimeUnit.MILLISECONDS.toNanos(3), "an empty query ran " + runs[0] + " ns");
     }
   }
 

@@ -11,8 +11,10 @@ import org.opensearch.rest.BytesRestResponse;
 import org.opensearch.rest.RestRequest;
 
 /**
- * {@code GET /_tailor/fm/stats}: FM's statistics on the node that serves the request (they are
- * per node: each node has its own executor and load).
+ * {@code GET /_tailor/fm/stats[?recent=N]}: FM's statistics on the node that serves the request (they are
+ * per node: each node has its own executor and load). With {@code recent=N}, the last N finished
+ * queries (at most {@link dev.tailor.lucene.FmStats#RECENT}) are listed one by one, oldest first:
+ * run time in microseconds and highest degree.
  */
 final class RestFmStatsAction extends BaseRestHandler {
   private final TailorFmPlugin plugin;
@@ -33,9 +35,13 @@ final class RestFmStatsAction extends BaseRestHandler {
 
   @Override
   protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) {
+    int recent = request.paramAsInt("recent", 0);
+    if (recent < 0) {
+      throw new IllegalArgumentException("recent must be 0 or more, found " + recent);
+    }
     return channel -> {
       XContentBuilder b = channel.newBuilder();
-      plugin.statsToXContent(b);
+      plugin.statsToXContent(b, recent);
       channel.sendResponse(new BytesRestResponse(RestStatus.OK, b));
     };
   }

@@ -218,8 +218,13 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
     return fm == null ? null : fm.stats();
   }
 
-  /** The statistics as the stats endpoint writes them. */
+  /** The statistics as the stats endpoint writes them, without the recent queries. */
   public void statsToXContent(XContentBuilder b) throws IOException {
+    statsToXContent(b, 0);
+  }
+
+  /** The statistics as the stats endpoint writes them, with the last {@code recent} queries. */
+  public void statsToXContent(XContentBuilder b, int recent) throws IOException {
     b.startObject();
     b.field("enabled", enabled);
     b.field("table", tablePath == null ? null : tablePath.toString());
@@ -246,6 +251,23 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
       b.field("peak", s.peakHelpers());
       b.endObject();
       b.field("peak_threads", s.peakThreads());
+      if (recent > 0) {
+        long[] runs = s.recentRunNanos();
+        int[] degs = s.recentDegrees();
+        int from = Math.max(0, runs.length - recent);
+        b.startObject("recent");
+        b.startArray("run_us");
+        for (int i = from; i < runs.length; i++) {
+          b.value(runs[i] / 1000);
+        }
+        b.endArray();
+        b.startArray("degree");
+        for (int i = from; i < degs.length; i++) {
+          b.value(degs[i]);
+        }
+        b.endArray();
+        b.endObject();
+      }
     }
     b.endObject();
   }

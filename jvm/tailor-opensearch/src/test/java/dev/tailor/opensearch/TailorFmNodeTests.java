@@ -113,6 +113,7 @@ public class TailorFmNodeTests extends OpenSearchSingleNodeTestCase {
         new FakeRestRequest.Builder(xContentRegistry())
             .withMethod(RestRequest.Method.GET)
             .withPath("/_tailor/fm/stats")
+            .withParams(new java.util.HashMap<>(Map.of("recent", "50")))
             .build();
     FakeRestChannel channel = new FakeRestChannel(request, true, 1);
     new RestFmStatsAction(plugin).handleRequest(request, channel, null);
@@ -128,6 +129,14 @@ public class TailorFmNodeTests extends OpenSearchSingleNodeTestCase {
     assertEquals(after.queries(), ((Number) json.get("queries")).longValue());
     assertEquals(Boolean.TRUE, json.get("enabled"));
     assertEquals(0, ((Number) json.get("query_phases_in_flight")).intValue());
+    @SuppressWarnings("unchecked")
+    Map<String, List<Number>> recent = (Map<String, List<Number>>) json.get("recent");
+    assertEquals(50, recent.get("run_us").size());
+    assertEquals(50, recent.get("degree").size());
+    int[] lastDegrees = after.recentDegrees();
+    for (int i = 0; i < 50; i++) {
+      assertEquals(lastDegrees[lastDegrees.length - 50 + i], recent.get("degree").get(i).intValue());
+    }
   }
 
   /** Indexes the documents in SEGMENTS refreshes, so the shard has several segments. */
