@@ -80,9 +80,13 @@ public final class FmExecutor implements Executor, Closeable {
   private boolean closed;
 
   private final long[] degrees;
-  /** The last {@link FmStats#RECENT} finished queries: run time (ns) and highest degree, a ring. */
+  /**
+   * The last {@link FmStats#RECENT} finished queries: run time (ns), highest degree and load at
+   * arrival, a ring.
+   */
   private final long[] recentRunNanos = new long[FmStats.RECENT];
   private final int[] recentDegrees = new int[FmStats.RECENT];
+  private final int[] recentLoads = new int[FmStats.RECENT];
   private long finished;
   private long admissionsDelayed;
   private long admissionsOnExit;
@@ -258,6 +262,7 @@ public final class FmExecutor implements Executor, Closeable {
       int slot = (int) (finished++ % FmStats.RECENT);
       recentRunNanos[slot] = q.started ? System.nanoTime() - q.startNanos : 0;
       recentDegrees[slot] = degree;
+      recentLoads[slot] = q.arrivalLoad();
       helpersRefused += q.refused;
       FmQueryScope next = onExit.poll();
       if (next != null) {
@@ -474,15 +479,18 @@ public final class FmExecutor implements Executor, Closeable {
       int n = (int) Math.min(finished, FmStats.RECENT);
       long[] runs = new long[n];
       int[] degs = new int[n];
+      int[] loads = new int[n];
       for (int i = 0; i < n; i++) {
         int slot = (int) ((finished - n + i) % FmStats.RECENT);
         runs[i] = recentRunNanos[slot];
         degs[i] = recentDegrees[slot];
+        loads[i] = recentLoads[slot];
       }
       return new FmStats(
           degrees,
           runs,
           degs,
+          loads,
           admissionsDelayed,
           admissionsOnExit,
           helpersSent,

@@ -13,6 +13,7 @@ public final class FmStats {
   private final long[] degrees;
   private final long[] recentRunNanos;
   private final int[] recentDegrees;
+  private final int[] recentLoads;
   private final long admissionsDelayed;
   private final long admissionsOnExit;
   private final long helpersSent;
@@ -24,6 +25,7 @@ public final class FmStats {
       long[] degrees,
       long[] recentRunNanos,
       int[] recentDegrees,
+      int[] recentLoads,
       long admissionsDelayed,
       long admissionsOnExit,
       long helpersSent,
@@ -33,6 +35,7 @@ public final class FmStats {
     this.degrees = degrees.clone();
     this.recentRunNanos = recentRunNanos.clone();
     this.recentDegrees = recentDegrees.clone();
+    this.recentLoads = recentLoads.clone();
     this.admissionsDelayed = admissionsDelayed;
     this.admissionsOnExit = admissionsOnExit;
     this.helpersSent = helpersSent;
@@ -68,6 +71,14 @@ public final class FmStats {
   /** The highest degree of each query that {@link #recentRunNanos()} lists, in the same order. */
   public int[] recentDegrees() {
     return recentDegrees.clone();
+  }
+
+  /**
+   * The load each query that {@link #recentRunNanos()} lists found on arrival (itself included):
+   * the row of the table it followed.
+   */
+  public int[] recentLoads() {
+    return recentLoads.clone();
   }
 
   /** Queries that waited their row's delay v0 before starting. */

@@ -180,6 +180,7 @@ class FmExecutorTest {
       assertEquals(FmStats.RECENT, runs.length);
       assertEquals(FmStats.RECENT, degrees.length);
       assertTrue(java.util.Arrays.stream(degrees).allMatch(d -> d == 1));
+      assertTrue(java.util.Arrays.stream(stats.recentLoads()).allMatch(l -> l == 1), "one at a time");
       assertTrue(
           runs[runs.length - 1] >= TimeUnit.MILLISECONDS.toNanos(3),
           "the newest query, which slept 3 ms, is last: " + runs[runs.length - 1] + " ns");

@@ -14,7 +14,7 @@ import org.opensearch.rest.RestRequest;
  * {@code GET /_tailor/fm/stats[?recent=N]}: FM's statistics on the node that serves the request (they are
  * per node: each node has its own executor and load). With {@code recent=N}, the last N finished
  * queries (at most {@link dev.tailor.lucene.FmStats#RECENT}) are listed one by one, oldest first:
- * run time in microseconds and highest degree.
+ * run time in microseconds, highest degree and the load it found on arrival (its table row).
  */
 final class RestFmStatsAction extends BaseRestHandler {
   private final TailorFmPlugin plugin;

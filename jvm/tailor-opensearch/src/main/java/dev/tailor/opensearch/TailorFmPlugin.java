@@ -266,6 +266,12 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
           b.value(degs[i]);
         }
         b.endArray();
+        int[] loads = s.recentLoads();
+        b.startArray("load");
+        for (int i = from; i < loads.length; i++) {
+          b.value(loads[i]);
+        }
+        b.endArray();
         b.endObject();
       }
     }

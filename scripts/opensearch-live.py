@@ -1,0 +1,475 @@
+#!/usr/bin/env python3
+"""Issue 40's live check: OpenSearch 2.19.6 with tailor's FM plugin against OpenSearch's own
+concurrent segment search (mode all) and sequential search (mode none), open-loop, on this
+machine's cores.
+
+What it does, in order (each step logged, results written under --out as they come):
+1. Builds jvm/ (the plugin zip, tailor-lucene, the BenchNode harness) and the node's classpath:
+   OpenSearch and netty4, without the plugin, whose jars come from its zip in plugins/.
+2. The corpus (GCIDE, converted from Debian's dict-gcide as scripts/live-check.py does, or
+   --corpus) and tailor's generated queries (`tailor profile --workload search` writes them).
+3. A Lucene profile of the first --profile-queries queries at degrees 1..min(cores, 8)
+   (dev.tailor.lucene.LuceneProfile, 16 segments), and `tailor plan fm` on it: the table.
+4. A node (BenchNode) with the plugin, the index `gcide` (1 shard, --segments segments: one
+   refresh per equal chunk, merges held off) and a warm-up.
+5. Capacity: sequential search (mode none) offered more than it can serve; what it sustains
+   is the capacity the loads are fractions of.
+6. FM at --low-load: the plugin's own per-query statistics (GET /_tailor/fm/stats?recent=N),
+   from which the degree split of the longest 5% and the shortest half is read.
+7. --rounds rounds; in each, every load of --loads, the three modes in an order rotated per
+   round and load; p99 per cell; the median of the rounds per mode and load.
+
+    python3 scripts/opensearch-live.py [--quick] [--out DIR] [--rounds 3] [--seconds 20]
+
+Needs Java 17 and Maven (jvm/), a release build of tailor (cargo build --release), and
+dict-gcide (or --corpus). --quick is a small trial of every step (minutes, not a result).
+"""
+
+import argparse
+import importlib.util
+import json
+import math
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import zipfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+JVM = REPO / "jvm"
+PLUGIN_ZIP = JVM / "tailor-opensearch" / "target" / "tailor-opensearch-0.1.0.zip"
+LUCENE_JAR = JVM / "tailor-lucene" / "target" / "tailor-lucene-0.1.0.jar"
+TEST_CLASSES = JVM / "tailor-opensearch" / "target" / "test-classes"
+INDEX = "gcide"
+STEP_MS = 0.5
+# Test-only jars the node must not see: OpenSearch's Randomness switches to randomizedtesting's
+# context when that is on the classpath, and the plugin's own jars must come from its zip.
+NOT_ON_NODE_CLASSPATH = ("tailor-lucene", "jackson-databind", "jackson-annotations", "randomizedtesting",
+                         "/test/framework/", "lucene-test-framework", "/junit/", "hamcrest", "mockito",
+                         "byte-buddy", "objenesis")
+MODES = {
+    # mode: (search.concurrent_segment_search.mode, tailor.fm.enabled)
+    "none": ("none", False),
+    "all": ("all", False),
+    "fm": ("all", True),
+}
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def sh(args, timeout=None, **kw):
+    args = [str(a) for a in args]
+    r = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=timeout, **kw)
+    if r.returncode != 0:
+        raise SystemExit(f"error: `{' '.join(args)[:200]}` exited {r.returncode}:\n{r.stderr[-2000:]}{r.stdout[-1000:]}")
+    return r.stdout
+
+
+def live_check_module():
+    spec = importlib.util.spec_from_file_location("live_check", REPO / "scripts" / "live-check.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class Http:
+    def __init__(self, port):
+        self.base = f"http://127.0.0.1:{port}"
+
+    def call(self, method, path, body=None, ndjson=False, timeout=600):
+        data = None
+        headers = {}
+        if body is not None:
+            data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+            headers["content-type"] = "application/x-ndjson" if ndjson else "application/json"
+        req = urllib.request.Request(self.base + path, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return json.loads(r.read() or b"null")
+        except urllib.error.HTTPError as e:
+            raise SystemExit(f"error: {method} {path} answered {e.code}: {e.read()[:1000]!r}")
+
+    def up(self):
+        try:
+            with urllib.request.urlopen(self.base + "/", timeout=2) as r:
+                return r.status == 200
+        except (OSError, urllib.error.URLError):
+            return False
+
+
+def prebuilt_jvm(d):
+    """The jars --pack put in d: the node's classpath, the profiler's, the plugin zip."""
+    d = Path(d)
+    for need in ("node-lib", "profile-lib", "classes", PLUGIN_ZIP.name):
+        if not (d / need).exists():
+            raise SystemExit(f"error: {d / need} is missing (make it with --pack {d} where Maven works)")
+    node_jars = sorted((d / "node-lib").glob("*.jar"))
+    node_cp = [str(j) for j in node_jars] + [str(d / "classes")]
+    lucene_cp = [str(j) for j in sorted((d / "profile-lib").glob("*.jar"))] + [
+        str(j) for j in node_jars if j.name.startswith(("lucene-core", "lucene-analysis-common", "jackson-core"))]
+    return ":".join(node_cp), ":".join(lucene_cp), d / PLUGIN_ZIP.name
+
+
+def pack_jvm(a, node_cp, lucene_cp):
+    """Copies what a run needs into --pack DIR, for a machine without Maven or a network."""
+    d = Path(a.pack)
+    shutil.rmtree(d, ignore_errors=True)
+    node_jars = {Path(j).name for j in node_cp.split(":")}
+    for sub, cp in (("node-lib", node_cp), ("profile-lib", lucene_cp)):
+        (d / sub).mkdir(parents=True)
+        for j in cp.split(":"):
+            # The profiler's Lucene and jackson-core come from node-lib.
+            if j.endswith(".jar") and (sub == "node-lib" or Path(j).name not in node_jars):
+                shutil.copy(j, d / sub)
+    shutil.copytree(TEST_CLASSES / "dev" / "tailor" / "opensearch" / "bench",
+                    d / "classes" / "dev" / "tailor" / "opensearch" / "bench")
+    shutil.copy(PLUGIN_ZIP, d)
+    size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
+    log(f"packed {d}: {size / 2**20:.1f} MiB; run with --prebuilt {d}")
+
+
+def build_jvm(a):
+    log("building jvm/ (plugin zip, tailor-lucene, BenchNode) and the node's classpath")
+    cp_file = Path(a.scratch) / "maven-classpath.txt"
+    sh(["mvn", "-B", "-q", "-f", JVM / "pom.xml", "-pl", "tailor-opensearch", "-am", "-DskipTests",
+        "package", "dependency:build-classpath", f"-Dmdep.outputFile={cp_file}", "-Dmdep.includeScope=test"],
+       timeout=1200)
+    jars = [j for j in cp_file.read_text().strip().split(":") if j]
+    node_cp = [j for j in jars if not any(x in j for x in NOT_ON_NODE_CLASSPATH)] + [str(TEST_CLASSES)]
+    lucene_cp = [str(LUCENE_JAR)] + [j for j in jars if any(x in j for x in ("lucene-core", "lucene-analysis-common",
+                                                                              "jackson-databind", "jackson-annotations",
+                                                                              "jackson-core"))]
+    return ":".join(node_cp), ":".join(lucene_cp)
+
+
+def corpus_and_queries(a, out):
+    corpus = Path(a.corpus) if a.corpus else Path(a.scratch) / "gcide.jsonl"
+    if not a.corpus and not corpus.exists():
+        lc = live_check_module()
+        d = Path(a.gcide_dir)
+        if not lc.gcide_present(d):
+            raise SystemExit(f"error: no gcide.dict.dz and gcide.index in {d} (apt install dict-gcide, or --corpus FILE)")
+        n = lc.convert_dictd(d / "gcide.dict.dz", d / "gcide.index", corpus)
+        log(f"corpus: {n} GCIDE entries in {corpus}")
+    # tailor generates its query file along with its (tantivy) index; one request is measured.
+    # Without --corpus, tailor reads GCIDE itself (the same documents convert_dictd wrote).
+    data = Path(a.tailor_data) if a.tailor_data else Path(a.scratch) / "tailor-data"
+    own = ["--corpus", corpus] if a.corpus or Path(a.gcide_dir).resolve() != Path("/usr/share/dictd") else []
+    err = subprocess.run([str(x) for x in [a.tailor, "profile", "--workload", "search", *own, "--data-dir", data,
+                          "--segments", a.segments, "--query-count", a.query_count, "--degrees", "1..1",
+                          "--repeat", "1", "--requests", "1", "--out", out / "tantivy-index-check.csv"]],
+                         cwd=REPO, capture_output=True, text=True, timeout=1800)
+    if err.returncode != 0:
+        raise SystemExit(f"error: tailor profile (the query file) exited {err.returncode}: {err.stderr[-1500:]}")
+    # It names its query file on stderr: "tailor: queries PATH reused" or "... written".
+    named = [w for l in err.stderr.splitlines() if l.startswith("tailor: queries ") for w in l.split()[2:3]]
+    if not named or not Path(named[-1]).is_file():
+        raise SystemExit(f"error: tailor profile named no query file: {err.stderr[-800:]}")
+    queries = [Path(named[-1])]
+    log(f"queries: {queries[-1]}")
+    return corpus, queries[-1]
+
+
+def profile_and_plan(a, out, lucene_cp, corpus, queries):
+    cores = a.cores
+    deg = min(cores, 8)
+    profile = out / "profile-lucene.csv"
+    log(f"Lucene profile: {a.profile_queries} queries, degrees 1..{deg}, {a.segments} segments, --repeat {a.repeat}")
+    sh(["java", "-Xmx2g", "-cp", lucene_cp, "dev.tailor.lucene.LuceneProfile", "--corpus", corpus, "--queries",
+        queries, "--out", profile, "--units-out", out / "units-lucene.csv", "--segments", a.segments,
+        "--degrees", deg, "--repeat", a.repeat, "--limit", a.profile_queries], timeout=3600)
+    t1 = [float(l.split(",")[1]) for l in profile.read_text().splitlines()[1:] if l.strip()]
+    y = math.ceil(min(25.0, max(2.0, max(t1))) / STEP_MS) * STEP_MS
+    table = out / "fm-table.json"
+    args = [a.tailor, "plan", "fm", "--profile", profile, "--cores", cores, "--max-degree", deg, "--step-ms",
+            STEP_MS, "--max-interval-ms", y, "--percentile", "0.99", "--max-load", max(32, 4 * cores),
+            "--out", table]
+    sh(args, timeout=600)
+    log(f"planned {table.name}: mean t1 {statistics.mean(t1):.2f} ms, longest {max(t1):.1f} ms, y = {y} ms")
+    return profile, table, " ".join(str(x) for x in args[1:]).replace(str(out) + "/", "")
+
+
+class Node:
+    def __init__(self, a, out, node_cp, table):
+        self.home = Path(a.scratch) / "node"
+        shutil.rmtree(self.home, ignore_errors=True)
+        (self.home / "config").mkdir(parents=True)
+        plug = self.home / "plugins" / "tailor-fm"
+        plug.mkdir(parents=True)
+        with zipfile.ZipFile(PLUGIN_ZIP) as z:
+            z.extractall(plug)
+        shutil.copy(table, self.home / "config" / "fm-table.json")
+        self.http = Http(a.port)
+        if self.http.up():
+            raise SystemExit(f"error: something already answers on port {a.port} (--port)")
+        cmd = ["java", f"-Xms{a.heap}", f"-Xmx{a.heap}", "-Djna.nosys=true", "-Djna.nounpack=true", "-cp", node_cp,
+               "dev.tailor.opensearch.bench.BenchNode", self.home, f"http.port={a.port}",
+               f"transport.port={a.port + 100}", f"path.data={self.home / 'data'}",
+               "tailor.fm.table=fm-table.json", f"tailor.fm.cores={a.cores}", "tailor.fm.enabled=false"]
+        self.log = open(out / "node.log", "w")
+        self.proc = subprocess.Popen([str(c) for c in cmd], stdout=self.log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        deadline = time.monotonic() + 180
+        while not self.http.up():
+            if self.proc.poll() is not None:
+                raise SystemExit(f"error: the node exited {self.proc.returncode}; see {out / 'node.log'}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise SystemExit(f"error: the node did not answer within 180 s; see {out / 'node.log'}")
+            time.sleep(0.5)
+        log(f"node up on port {a.port} (plugin from {PLUGIN_ZIP.name} in plugins/)")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.log.close()
+
+
+def index_corpus(http, corpus, segments):
+    http.call("PUT", f"/{INDEX}", {
+        "settings": {
+            "number_of_shards": 1, "number_of_replicas": 0, "refresh_interval": -1,
+            # No merges between the refreshes: every chunk stays its own segment.
+            "merge.policy.segments_per_tier": max(2 * segments, 10),
+            "merge.policy.max_merge_at_once": max(2 * segments, 10),
+            "merge.policy.floor_segment": "1kb",
+        },
+        "mappings": {"properties": {"title": {"type": "text"}, "body": {"type": "text"}}},
+    })
+    docs = [l for l in corpus.read_text().splitlines() if l.strip()]
+    per = math.ceil(len(docs) / segments)
+    t = time.monotonic()
+    for s in range(segments):
+        chunk = docs[s * per:(s + 1) * per]
+        for b in range(0, len(chunk), 5000):
+            lines = []
+            for i, d in enumerate(chunk[b:b + 5000]):
+                lines.append(json.dumps({"index": {"_id": str(s * per + b + i)}}))
+                lines.append(d)
+            r = http.call("POST", f"/{INDEX}/_bulk", "\n".join(lines) + "\n", ndjson=True)
+            if r.get("errors"):
+                bad = next(i for i in r["items"] if "error" in i["index"])
+                raise SystemExit(f"error: bulk indexing failed: {bad}")
+        http.call("POST", f"/{INDEX}/_refresh")
+    segs = http.call("GET", f"/_cat/segments/{INDEX}?format=json")
+    n = len(segs)
+    log(f"indexed {len(docs)} documents in {time.monotonic() - t:.0f} s: {n} segments")
+    if n != segments:
+        log(f"warning: {n} segments, not {segments}")
+    return len(docs), n
+
+
+def set_mode(http, mode):
+    m, fm = MODES[mode]
+    http.call("PUT", "/_cluster/settings", {"transient": {
+        "search.concurrent_segment_search.mode": m, "tailor.fm.enabled": fm}})
+
+
+def load(a, out, queries, rps, requests, seed, tag):
+    args = [a.tailor, "load", "--url", f"http://127.0.0.1:{a.port}", "--opensearch", INDEX, "--queries", queries,
+            "--rps", f"{rps:.2f}", "--requests", requests, "--seed", seed]
+    t = time.monotonic()
+    r = subprocess.run([str(x) for x in args], cwd=REPO, capture_output=True, text=True,
+                       timeout=max(120, 4 * requests / rps + 60))
+    wall = time.monotonic() - t
+    if r.returncode != 0:
+        raise SystemExit(f"error: tailor load ({tag}) exited {r.returncode}: {r.stderr[-1500:]}")
+    summary = json.loads(r.stdout[r.stdout.index("{"):])
+    summary["wall_s"] = wall
+    with open(out / "load-runs.jsonl", "a") as f:
+        f.write(json.dumps({"tag": tag, "rps": rps, "requests": requests, "seed": seed, "summary": summary}) + "\n")
+    return summary
+
+
+def degree_split(runs):
+    """The issue's split of (run_us, degree) pairs: the longest 5%'s mean degree, and the share of
+    the shortest half that stayed at degree 1."""
+    runs = sorted(runs)
+    top = runs[-max(1, len(runs) // 20):]
+    half = runs[:max(1, len(runs) // 2)]
+    return {"queries": len(runs), "longest_5pct_mean_degree": statistics.mean(d for _, d in top),
+            "longest_5pct_min_run_ms": top[0][0] / 1000,
+            "shortest_half_at_degree_1": sum(1 for _, d in half if d == 1) / len(half),
+            "shortest_half_max_run_ms": half[-1][0] / 1000}
+
+
+def fm_split(http, before):
+    """FM's own statistics of the queries since `before` finished: the split over them all, and
+    by the table row they followed (the load they found on arrival: row 1, or rows 2 and up)."""
+    st = http.call("GET", "/_tailor/fm/stats?recent=10000")
+    k = st["queries"] - before
+    rec = st["recent"]
+    rows = list(zip(rec["run_us"], rec["degree"], rec["load"]))[-k:]
+    groups = {"all rows": [(r, d) for r, d, _ in rows],
+              "row 1": [(r, d) for r, d, l in rows if l == 1],
+              "rows 2+": [(r, d) for r, d, l in rows if l >= 2]}
+    return {"queries": k, "truncated": k > len(rows),
+            "groups": {g: degree_split(v) for g, v in groups.items() if v},
+            "stats": {x: st[x] for x in ("degrees", "admissions_waited", "helpers")}}
+
+
+def failures(s):
+    return sum(int(s.get(k, 0) or 0) for k in ("unavailable", "errors", "failed"))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--tailor", default=str(REPO / "target" / "release" / "tailor"))
+    p.add_argument("--out", default=None, help="results directory (default docs/opensearch-runs/DATE)")
+    p.add_argument("--corpus", default=None, help="JSON lines with title and body (default: GCIDE)")
+    p.add_argument("--gcide-dir", default="/usr/share/dictd")
+    p.add_argument("--tailor-data", default=None, help="tailor's data directory (default SCRATCH/tailor-data)")
+    p.add_argument("--scratch", default="/tmp/tailor-opensearch-live",
+                   help="the corpus, the node's home and index, tailor's data (large; not results)")
+    p.add_argument("--cores", type=int, default=os.cpu_count())
+    p.add_argument("--segments", type=int, default=16)
+    p.add_argument("--query-count", type=int, default=2000)
+    p.add_argument("--profile-queries", type=int, default=400)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--loads", default="0.3,0.45,0.6,0.75")
+    p.add_argument("--low-load", type=float, default=0.1)
+    p.add_argument("--low-queries", type=int, default=1000)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--seconds", type=float, default=20.0, help="length of each cell")
+    p.add_argument("--heap", default="2g")
+    p.add_argument("--port", type=int, default=9250)
+    p.add_argument("--quick", action="store_true", help="a small trial of every step, not a result")
+    p.add_argument("--pack", default=None, metavar="DIR",
+                   help="only build and copy the jars, the plugin zip and BenchNode into DIR (about 50 MiB)")
+    p.add_argument("--prebuilt", default=None, metavar="DIR", help="use what --pack wrote instead of Maven")
+    a = p.parse_args()
+    if a.quick:
+        a.profile_queries, a.repeat, a.rounds, a.seconds, a.low_queries = 60, 1, 1, 4, 200
+        a.loads = "0.3,0.75"
+    loads = [float(x) for x in a.loads.split(",")]
+    out = Path(a.out) if a.out else REPO / "docs" / "opensearch-runs" / time.strftime("%Y-%m-%d")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "load-runs.jsonl").unlink(missing_ok=True)
+    if not Path(a.tailor).is_file():
+        raise SystemExit(f"error: no tailor binary at {a.tailor} (cargo build --release)")
+    t0 = time.monotonic()
+    Path(a.scratch).mkdir(parents=True, exist_ok=True)
+    global PLUGIN_ZIP
+    if a.prebuilt:
+        node_cp, lucene_cp, PLUGIN_ZIP = prebuilt_jvm(a.prebuilt)
+    else:
+        node_cp, lucene_cp = build_jvm(a)
+    if a.pack:
+        pack_jvm(a, node_cp, lucene_cp)
+        return
+    corpus, queries = corpus_and_queries(a, out)
+    profile, table, plan_cmd = profile_and_plan(a, out, lucene_cp, corpus, queries)
+    res = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cores": a.cores, "segments": a.segments,
+           "plan": plan_cmd, "quick": a.quick, "args": vars(a)}
+    node = Node(a, out, node_cp, table)
+    try:
+        http = node.http
+        res["documents"], res["segments_indexed"] = index_corpus(http, corpus, a.segments)
+        # Warm-up, every mode.
+        for mode in MODES:
+            set_mode(http, mode)
+            load(a, out, queries, 20, 200 if a.quick else 600, 7, f"warmup-{mode}")
+        # Capacity: sequential search offered more than it can serve.
+        set_mode(http, "none")
+        low = load(a, out, queries, 10, 100 if a.quick else 300, 8, "service")
+        mean_ms = low["latency_ms"]["mean"]
+        offered = 1.5 * a.cores * 1000 / mean_ms
+        n = int(offered * (5 if a.quick else 15))
+        s = load(a, out, queries, offered, n, 9, "capacity")
+        # Overloaded, the run ends when the node has served every request: what it sustained is
+        # the answers over the run's wall time (the client's start-up, well under a second, included).
+        if failures(s):
+            raise SystemExit(f"error: the capacity run had {failures(s)} failed requests")
+        cap = s["completed"] / s["wall_s"]
+        if cap > 0.9 * offered:
+            log(f"warning: the capacity run was not overloaded ({cap:.0f} of {offered:.0f}/s served)")
+        res["capacity"] = {"service_mean_ms": mean_ms, "offered_rps": offered, "requests": n,
+                           "wall_s": s["wall_s"], "capacity_rps": cap}
+        log(f"capacity (mode none, offered {offered:.0f}/s): {cap:.1f} queries/s; mean at 10/s {mean_ms:.2f} ms")
+        # FM at low load: the plugin's own per-query statistics.
+        set_mode(http, "fm")
+        before = http.call("GET", "/_tailor/fm/stats")["queries"]
+        load(a, out, queries, a.low_load * cap, a.low_queries, 11, "fm-low")
+        split = fm_split(http, before)
+        split["load"] = a.low_load
+        res["low_load_split"] = split
+        for k, g in split["groups"].items():
+            log(f"FM at {a.low_load:.0%}, {k}: {g['queries']} queries, longest 5% mean degree "
+                f"{g['longest_5pct_mean_degree']:.2f}, shortest half at degree 1: {g['shortest_half_at_degree_1']:.1%}")
+        (out / "results.json").write_text(json.dumps(res, indent=1))
+        # The rounds.
+        cells = []
+        order = list(MODES)
+        for r in range(a.rounds):
+            for li, ld in enumerate(loads):
+                rot = (r + li) % len(order)
+                for mode in order[rot:] + order[:rot]:
+                    set_mode(http, mode)
+                    rps = ld * cap
+                    n = max(200, int(rps * a.seconds))
+                    fm0 = http.call("GET", "/_tailor/fm/stats")
+                    if mode == "fm":
+                        before = fm0["queries"]
+                    s = load(a, out, queries, rps, n, 1000 + r * 10 + li, f"r{r + 1}-{ld}-{mode}")
+                    fm1 = http.call("GET", "/_tailor/fm/stats")
+                    cell = {"round": r + 1, "load": ld, "mode": mode, "rps": rps, "requests": n,
+                            "p99_ms": s["latency_ms"]["p99"], "p50_ms": s["latency_ms"].get("p50"),
+                            "mean_ms": s["latency_ms"]["mean"], "failures": failures(s)}
+                    if mode == "fm":
+                        cell["fm_degrees"] = {d: fm1["degrees"][d] - fm0["degrees"][d] for d in fm1["degrees"]}
+                        cell["fm_waited"] = fm1["admissions_waited"]["total"] - fm0["admissions_waited"]["total"]
+                        cell["fm_refused"] = fm1["helpers"]["refused_by_guard"] - fm0["helpers"]["refused_by_guard"]
+                        cell["fm_split"] = fm_split(http, before)["groups"]
+                    cells.append(cell)
+                    log(f"round {r + 1} {ld:.0%} {mode:4} {rps:6.1f}/s p99 {cell['p99_ms']:7.2f} ms "
+                        f"mean {cell['mean_ms']:6.2f} ms failures {cell['failures']}")
+                    res["cells"] = cells
+                    (out / "results.json").write_text(json.dumps(res, indent=1))
+        summary = []
+        for ld in loads:
+            med = {m: statistics.median(c["p99_ms"] for c in cells if c["load"] == ld and c["mode"] == m) for m in MODES}
+            summary.append({"load": ld, "p99_ms": med, "fm_over_all": med["fm"] / med["all"],
+                            "fm_over_none": med["fm"] / med["none"]})
+        res["median_p99"] = summary
+        res["wall_s"] = time.monotonic() - t0
+        (out / "results.json").write_text(json.dumps(res, indent=1))
+        write_report(out, res)
+    finally:
+        node.stop()
+
+
+def write_report(out, res):
+    lines = [f"# OpenSearch with tailor-fm, live ({res['date']}, {res['cores']} cores)", "",
+             f"- {res['documents']} documents in {res['segments_indexed']} segments; table: `tailor {res['plan']}`",
+             f"- capacity (mode none): {res['capacity']['capacity_rps']:.1f} queries/s "
+             f"(offered {res['capacity']['offered_rps']:.0f}/s)",
+             f"- FM at {res['low_load_split']['load']:.0%} load, {res['low_load_split']['queries']} queries "
+             "(the plugin's statistics, by the table row each query followed):",
+             *[f"  - {k}: {g['queries']} queries; longest 5% at mean degree {g['longest_5pct_mean_degree']:.2f}; "
+               f"shortest half at degree 1: {g['shortest_half_at_degree_1']:.1%}"
+               for k, g in res['low_load_split']['groups'].items()], "",
+             "| load | none p99 | all p99 | FM p99 | FM / all | FM / none |", "|---|---|---|---|---|---|"]
+    for s in res["median_p99"]:
+        m = s["p99_ms"]
+        lines.append(f"| {s['load']:.0%} | {m['none']:.1f} | {m['all']:.1f} | {m['fm']:.1f} | "
+                     f"{s['fm_over_all']:.2f} | {s['fm_over_none']:.2f} |")
+    lines += ["", f"Medians of {max(c['round'] for c in res['cells'])} interleaved rounds; wall {res['wall_s']:.0f} s."]
+    (out / "report.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
