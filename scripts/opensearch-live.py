@@ -191,10 +191,16 @@ def profile_and_plan(a, out, lucene_cp, corpus, queries):
     table = out / "fm-table.json"
     args = [a.tailor, "plan", "fm", "--profile", profile, "--cores", cores, "--max-degree", deg, "--step-ms",
             STEP_MS, "--max-interval-ms", y, "--percentile", "0.99", "--max-load", max(32, 4 * cores),
-            "--out", table]
+            "--target-parallelism", a.target_parallelism or search_pool(cores), "--out", table]
     sh(args, timeout=600)
     log(f"planned {table.name}: mean t1 {statistics.mean(t1):.2f} ms, longest {max(t1):.1f} ms, y = {y} ms")
     return profile, table, " ".join(str(x) for x in args[1:]).replace(str(out) + "/", "")
+
+
+def search_pool(cores):
+    """OpenSearch's `search` thread pool size: the shard query phases a node runs at once
+    (ThreadPool.searchThreadPoolSize: 3 * processors / 2 + 1)."""
+    return 3 * cores // 2 + 1
 
 
 class Node:
@@ -336,6 +342,8 @@ def main():
                    help="the corpus, the node's home and index, tailor's data (large; not results)")
     p.add_argument("--cores", type=int, default=os.cpu_count())
     p.add_argument("--segments", type=int, default=16)
+    p.add_argument("--target-parallelism", type=float, default=None,
+                   help="the table's target_p (default: the search pool's size, 3 * cores / 2 + 1)")
     p.add_argument("--query-count", type=int, default=2000)
     p.add_argument("--profile-queries", type=int, default=400)
     p.add_argument("--repeat", type=int, default=3)
@@ -386,8 +394,10 @@ def main():
         set_mode(http, "none")
         low = load(a, out, queries, 10, 100 if a.quick else 300, 8, "service")
         mean_ms = low["latency_ms"]["mean"]
-        offered = 1.5 * a.cores * 1000 / mean_ms
-        n = int(offered * (5 if a.quick else 15))
+        # Offered well past the estimate (cores / mean latency at 10/s, whose HTTP time makes it
+        # low), so that the node is overloaded and what it serves is its capacity.
+        offered = 3.0 * a.cores * 1000 / mean_ms
+        n = int(offered * (3 if a.quick else 8))
         s = load(a, out, queries, offered, n, 9, "capacity")
         # Overloaded, the run ends when the node has served every request: what it sustained is
         # the answers over the run's wall time (the client's start-up, well under a second, included).
