@@ -51,6 +51,14 @@ cp /usr/share/dictd/gcide.dict.dz /usr/share/dictd/gcide.index .live/), and run
         --out /tmp/lc --scratch /tmp/lc-scratch --export "$OUT"
 The script runs a private copy of the binary, so a rebuild during the check is harmless.
 
+The JVM workload (issue 40: OpenSearch with the tailor-fm plugin against its own modes `all`
+and `none`, on the same GCIDE and queries) is scripts/opensearch-live.py; at 16 cores it takes
+the machine's cores by default. A machine without Maven or a network runs it from what
+`python3 scripts/opensearch-live.py --pack .live/jvm` copies (about 50 MiB of jars), with
+`--prebuilt .live/jvm --tailor .live/tailor --gcide-dir .live`; it needs Java 17 there. With
+the binary and GCIDE's files that is about 80 MiB, more than the 64 MiB a lent machine's carry
+holds: it has not run at 16 cores, and the pack has yet to be trimmed for it.
+
 Standard library only (Python 3.11). Exit status 0 when the check ran, whatever it
 found; non-zero only when it could not run (no binary, no profile, no capacity).
 """

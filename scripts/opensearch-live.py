@@ -187,14 +187,22 @@ def profile_and_plan(a, out, lucene_cp, corpus, queries):
         queries, "--out", profile, "--units-out", out / "units-lucene.csv", "--segments", a.segments,
         "--degrees", deg, "--repeat", a.repeat, "--limit", a.profile_queries], timeout=3600)
     t1 = [float(l.split(",")[1]) for l in profile.read_text().splitlines()[1:] if l.strip()]
-    y = math.ceil(min(25.0, max(2.0, max(t1))) / STEP_MS) * STEP_MS
+    # y: the paper's, the longest request (§4.1), unless --max-interval-ms caps it.
+    y = math.ceil(max(2.0, min(a.max_interval_ms or max(t1), max(t1))) / STEP_MS) * STEP_MS
     table = out / "fm-table.json"
     args = [a.tailor, "plan", "fm", "--profile", profile, "--cores", cores, "--max-degree", deg, "--step-ms",
             STEP_MS, "--max-interval-ms", y, "--percentile", "0.99", "--max-load", max(32, 4 * cores),
-            "--target-parallelism", a.target_parallelism or search_pool(cores), "--out", table]
-    sh(args, timeout=600)
-    log(f"planned {table.name}: mean t1 {statistics.mean(t1):.2f} ms, longest {max(t1):.1f} ms, y = {y} ms")
-    return profile, table, " ".join(str(x) for x in args[1:]).replace(str(out) + "/", "")
+            "--target-parallelism", a.target_parallelism or search_pool(cores)]
+    bound = None
+    if a.latency_bound_share:
+        # Theorem 1's form: the least CPU that keeps the profile's p99 within a share of
+        # its sequential p99 (docs/fm-planner.md, "A latency bound").
+        bound = round(a.latency_bound_share * sorted(t1)[math.ceil(0.99 * len(t1)) - 1], 3)
+        args += ["--latency-bound-ms", bound]
+    sh(args + ["--out", table], timeout=1800)
+    log(f"planned {table.name}: mean t1 {statistics.mean(t1):.2f} ms, longest {max(t1):.1f} ms, y = {y} ms"
+        + (f", latency bound {bound} ms" if bound else ""))
+    return profile, table, " ".join(str(x) for x in args[1:] + ["--out", table.name]).replace(str(out) + "/", "")
 
 
 def search_pool(cores):
@@ -342,6 +350,10 @@ def main():
                    help="the corpus, the node's home and index, tailor's data (large; not results)")
     p.add_argument("--cores", type=int, default=os.cpu_count())
     p.add_argument("--segments", type=int, default=16)
+    p.add_argument("--max-interval-ms", type=float, default=None,
+                   help="cap y, the table's largest interval (default: the longest profiled query)")
+    p.add_argument("--latency-bound-share", type=float, default=None,
+                   help="plan in Theorem 1's form with the bound at this share of the profile's p99 t1")
     p.add_argument("--target-parallelism", type=float, default=None,
                    help="the table's target_p (default: the search pool's size, 3 * cores / 2 + 1)")
     p.add_argument("--query-count", type=int, default=2000)
@@ -358,7 +370,16 @@ def main():
     p.add_argument("--pack", default=None, metavar="DIR",
                    help="only build and copy the jars, the plugin zip and BenchNode into DIR (about 50 MiB)")
     p.add_argument("--prebuilt", default=None, metavar="DIR", help="use what --pack wrote instead of Maven")
+    p.add_argument("--summarize", nargs="+", metavar="DIR", default=None,
+                   help="only rewrite report.md of earlier runs from their results.json")
     a = p.parse_args()
+    if a.summarize:
+        for d in a.summarize:
+            res = json.loads((Path(d) / "results.json").read_text())
+            res["median_p99"] = summarize(res["cells"])
+            (Path(d) / "results.json").write_text(json.dumps(res, indent=1))
+            write_report(Path(d), res)
+        return
     if a.quick:
         a.profile_queries, a.repeat, a.rounds, a.seconds, a.low_queries = 60, 1, 1, 4, 200
         a.loads = "0.3,0.75"
@@ -448,17 +469,32 @@ def main():
                         f"mean {cell['mean_ms']:6.2f} ms failures {cell['failures']}")
                     res["cells"] = cells
                     (out / "results.json").write_text(json.dumps(res, indent=1))
-        summary = []
-        for ld in loads:
-            med = {m: statistics.median(c["p99_ms"] for c in cells if c["load"] == ld and c["mode"] == m) for m in MODES}
-            summary.append({"load": ld, "p99_ms": med, "fm_over_all": med["fm"] / med["all"],
-                            "fm_over_none": med["fm"] / med["none"]})
-        res["median_p99"] = summary
+        res["median_p99"] = summarize(cells)
         res["wall_s"] = time.monotonic() - t0
         (out / "results.json").write_text(json.dumps(res, indent=1))
         write_report(out, res)
     finally:
         node.stop()
+
+
+def summarize(cells):
+    """Per load: each mode's median p99 over the rounds, and the medians of FM's ratios to each
+    mode paired within a round (the rounds drift together, so a pair shares its round's state)."""
+    summary = []
+    for ld in sorted({c["load"] for c in cells}):
+        at = [c for c in cells if c["load"] == ld]
+        med = {m: statistics.median(c["p99_ms"] for c in at if c["mode"] == m) for m in MODES}
+        by_round = {}
+        for c in at:
+            by_round.setdefault(c["round"], {})[c["mode"]] = c["p99_ms"]
+        pairs = [r for r in by_round.values() if len(r) == len(MODES)]
+        summary.append({"load": ld, "p99_ms": med, "fm_over_all": med["fm"] / med["all"],
+                        "fm_over_none": med["fm"] / med["none"],
+                        "paired_fm_over_all": statistics.median(r["fm"] / r["all"] for r in pairs),
+                        "paired_fm_over_none": statistics.median(r["fm"] / r["none"] for r in pairs),
+                        "paired_fm_over_all_each": [round(r["fm"] / r["all"], 3) for r in pairs],
+                        "paired_fm_over_none_each": [round(r["fm"] / r["none"], 3) for r in pairs]})
+    return summary
 
 
 def write_report(out, res):
@@ -471,12 +507,15 @@ def write_report(out, res):
              *[f"  - {k}: {g['queries']} queries; longest 5% at mean degree {g['longest_5pct_mean_degree']:.2f}; "
                f"shortest half at degree 1: {g['shortest_half_at_degree_1']:.1%}"
                for k, g in res['low_load_split']['groups'].items()], "",
-             "| load | none p99 | all p99 | FM p99 | FM / all | FM / none |", "|---|---|---|---|---|---|"]
+             "| load | none p99 | all p99 | FM p99 | FM / all | FM / none | paired FM / all | paired FM / none |",
+             "|---|---|---|---|---|---|---|---|"]
     for s in res["median_p99"]:
         m = s["p99_ms"]
         lines.append(f"| {s['load']:.0%} | {m['none']:.1f} | {m['all']:.1f} | {m['fm']:.1f} | "
-                     f"{s['fm_over_all']:.2f} | {s['fm_over_none']:.2f} |")
-    lines += ["", f"Medians of {max(c['round'] for c in res['cells'])} interleaved rounds; wall {res['wall_s']:.0f} s."]
+                     f"{s['fm_over_all']:.2f} | {s['fm_over_none']:.2f} | {s['paired_fm_over_all']:.2f} | "
+                     f"{s['paired_fm_over_none']:.2f} |")
+    lines += ["", f"Medians of {max(c['round'] for c in res['cells'])} interleaved rounds (each mode's p99, and FM's "
+              f"ratios paired within a round); wall {res.get('wall_s', 0):.0f} s."]
     (out / "report.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

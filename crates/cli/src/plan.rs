@@ -192,6 +192,13 @@ pub(crate) struct FmArgs {
     /// Which search to run.
     #[arg(long, value_enum, default_value_t = Method::Fast)]
     method: Method,
+    /// d: plan in Theorem 1's own form (FM paper §3.2, Appendix A): at each load, the
+    /// least resource usage (mean thread-time) among schedules whose predicted
+    /// --percentile latency is at most d ms; loads where none is keep the least tail.
+    /// Short requests then stay sequential at low load. Runs the exhaustive search
+    /// (docs/fm-planner.md, "A latency bound").
+    #[arg(long, value_name = "MS", value_parser = bounds::MS)]
+    latency_bound_ms: Option<f64>,
     /// How the parallelism model counts a request's wait v0.
     #[arg(long, value_enum, default_value_t = Waits::Running)]
     wait_model: Waits,
@@ -340,9 +347,17 @@ fn fm(args: FmArgs) -> anyhow::Result<()> {
         Some(c) => p.charged(c, cores.unwrap_or(c.cores)),
         None => p,
     };
-    let (exact, problem) = (charge(exact), charge(problem));
+    let (mut exact, mut problem) = (charge(exact), charge(problem));
+    let mut method = args.method;
+    if let Some(d) = args.latency_bound_ms {
+        (exact, problem) = (exact.with_latency_bound(d), problem.with_latency_bound(d));
+        if method == Method::Fast {
+            eprintln!("--latency-bound-ms: planning with the exhaustive search");
+            method = Method::Exhaustive;
+        }
+    }
     let started = Instant::now();
-    let table = search(&problem, args.method, "planning")?;
+    let table = search(&problem, method, "planning")?;
     eprintln!(
         "planned loads 1..={} over {} {} in {:.2} s",
         problem.params().max_load,
@@ -356,11 +371,28 @@ fn fm(args: FmArgs) -> anyhow::Result<()> {
     );
     if args.bins.is_some() {
         let optimum = if args.compare_exact {
-            Some(search(&exact, args.method, "planning the exact table")?)
+            Some(search(&exact, method, "planning the exact table")?)
         } else {
             None
         };
         report_binned(&exact, &table, optimum.as_ref())?;
+    }
+    if let Some(d) = args.latency_bound_ms {
+        let over: Vec<usize> = table
+            .rows
+            .iter()
+            .filter(|r| r.tail_ms > d * (1.0 + 1e-9))
+            .map(|r| r.load)
+            .collect();
+        match over.first() {
+            None => eprintln!("every load meets the bound of {d} ms in the model"),
+            Some(q) => eprintln!(
+                "{} of {} loads, from load {q}, cannot meet the bound of {d} ms in the model: \
+                 they keep the least tail",
+                over.len(),
+                table.rows.len()
+            ),
+        }
     }
     if !args.no_check {
         let m = cores.unwrap_or(target_parallelism.ceil().max(1.0) as usize);

@@ -205,14 +205,19 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
 #[derive(Debug, Args)]
 pub(crate) struct LoadArgs {
     /// The server's base URL, such as http://127.0.0.1:8080.
-    #[arg(long)]
-    url: String,
+    #[arg(long, required_unless_present = "print_requests")]
+    url: Option<String>,
     /// Requests per second.
-    #[arg(long, value_parser = bounds::RPS)]
-    rps: f64,
+    #[arg(long, value_parser = bounds::RPS, required_unless_present = "print_requests")]
+    rps: Option<f64>,
     /// Requests in the run (phases fix their own count).
-    #[arg(long, value_parser = bounds::REQUESTS)]
-    requests: usize,
+    #[arg(long, value_parser = bounds::REQUESTS, required_unless_present = "print_requests")]
+    requests: Option<usize>,
+    /// Print the requests that --raw or --opensearch would send, as --raw's JSON lines (one
+    /// per line of the file, in order), and exit without sending any: to see the DSL, or to
+    /// replay the same searches with another tool.
+    #[arg(long, conflicts_with_all = ["url", "rps", "requests"])]
+    print_requests: bool,
     /// ARRIVALS: poisson, lognormal:SD_MS, trace:PATH, phases:RPS*COUNT,...
     #[arg(long, default_value = "poisson")]
     arrivals: String,
@@ -276,12 +281,6 @@ fn read_query_file(path: &std::path::Path) -> anyhow::Result<Vec<(String, u8, us
 }
 
 pub(crate) fn load(args: LoadArgs) -> anyhow::Result<()> {
-    bounds::ensure_duration(args.requests, args.rps)?;
-    anyhow::ensure!(
-        args.url.starts_with("http://"),
-        "--url {}: expected http://HOST:PORT",
-        bounds::clip(&args.url)
-    );
     let target =
         match (&args.queries, &args.raw) {
             (Some(path), _) if args.opensearch.is_some() => {
@@ -308,12 +307,37 @@ pub(crate) fn load(args: LoadArgs) -> anyhow::Result<()> {
             (None, Some(path)) => Target::Raw(read_raw_file(path)?),
             (None, None) => Target::Work,
         };
+    if args.print_requests {
+        let Target::Raw(requests) = &target else {
+            anyhow::bail!(
+                "--print-requests needs --raw FILE, or --opensearch INDEX with --queries FILE"
+            );
+        };
+        return write_output(None, |w| {
+            for r in requests {
+                serde_json::to_writer(&mut *w, &r.to_json_line())?;
+                writeln!(w)?;
+            }
+            Ok(())
+        })
+        .context("cannot print the requests");
+    }
+    // clap requires these unless --print-requests is given.
+    let (Some(url), Some(rps), Some(requests)) = (args.url.clone(), args.rps, args.requests) else {
+        anyhow::bail!("--url, --rps and --requests are required");
+    };
+    bounds::ensure_duration(requests, rps)?;
+    anyhow::ensure!(
+        url.starts_with("http://"),
+        "--url {}: expected http://HOST:PORT",
+        bounds::clip(&url)
+    );
     let cfg = LoadConfig {
-        url: args.url.clone(),
+        url,
         target,
         arrivals: Arrivals::parse(&args.arrivals)?,
-        rps: args.rps,
-        requests: args.requests,
+        rps,
+        requests,
         seed: args.seed,
         connections: args.connections,
         timeout: Duration::from_secs_f64(args.timeout_s),

@@ -382,3 +382,82 @@ fn load_sends_raw_requests_and_names_bad_lines() {
     );
     assert_eq!(terminate(&mut server.0), Some(0));
 }
+
+#[test]
+fn load_prints_the_requests_it_would_send() {
+    let dir = scratch("load-print");
+    let raw = dir.join("requests.jsonl");
+    let lines = [
+        r#"{"method": "POST", "path": "/i/_search", "body": {"query": {"match_all": {}}}}"#,
+        r#"{"method": "GET", "path": "/_cat/indices"}"#,
+        r#"{"method": "POST", "path": "/x", "body": "not json"}"#,
+    ];
+    std::fs::write(&raw, lines.join("\n") + "\n").unwrap();
+    let out = tailor(&["load", "--raw", raw.to_str().unwrap(), "--print-requests"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let printed: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let given: Vec<serde_json::Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(printed, given, "the lines round-trip");
+
+    let queries = dir.join("queries.jsonl");
+    std::fs::write(
+        &queries,
+        "{\"kind\":\"term\",\"term\":\"horse\"}\n{\"kind\":\"fuzzy\",\"term\":\"horse\",\"distance\":1}\n",
+    )
+    .unwrap();
+    let out = tailor(&[
+        "load",
+        "--queries",
+        queries.to_str().unwrap(),
+        "--opensearch",
+        "gcide",
+        "--print-requests",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let printed: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(printed.len(), 2);
+    for p in &printed {
+        assert_eq!(p["method"], "POST");
+        assert_eq!(p["path"], "/gcide/_search?request_cache=false");
+        assert!(p["body"]["query"].is_object(), "{p}");
+    }
+    assert!(
+        printed[1]["body"]["query"]["fuzzy"].is_object(),
+        "{}",
+        printed[1]
+    );
+
+    // Nothing to print without --raw or --opensearch; nothing to send with --print-requests.
+    let out = tailor(&[
+        "load",
+        "--queries",
+        queries.to_str().unwrap(),
+        "--print-requests",
+    ]);
+    assert_refused(
+        &out,
+        "--print-requests needs --raw FILE",
+        "a tailor query file alone",
+    );
+    let out = tailor(&[
+        "load",
+        "--raw",
+        raw.to_str().unwrap(),
+        "--print-requests",
+        "--url",
+        "http://127.0.0.1:1",
+    ]);
+    assert!(
+        !out.status.success(),
+        "--url with --print-requests is refused"
+    );
+}

@@ -49,6 +49,18 @@ impl RawRequest {
         }
     }
 
+    /// The request as one of `parse_lines`'s JSON lines: a body that is JSON is written as
+    /// JSON, any other as a string, an empty one left out.
+    pub fn to_json_line(&self) -> serde_json::Value {
+        let mut line = serde_json::json!({"method": self.method.as_str(), "path": self.path});
+        if !self.body.is_empty() {
+            line["body"] = serde_json::from_slice(&self.body).unwrap_or_else(|_| {
+                serde_json::Value::String(String::from_utf8_lossy(&self.body).into_owned())
+            });
+        }
+        line
+    }
+
     /// Parses JSON lines, one request each: `{"method": "POST", "path": "/index/_search",
     /// "body": {...}}`, "body" optional (a JSON value is sent as JSON, a string as its
     /// text). Errors name `file` and the line; blank lines are skipped.

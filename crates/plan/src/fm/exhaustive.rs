@@ -13,7 +13,9 @@ use rayon::prelude::*;
 use tailor_core::IntervalTable;
 
 use super::model::{meets_target, request_time, upper_order_statistic};
-use super::{build_table, merge_choices, offer, Choices, FmProblem, PlanError, Progress};
+use super::{
+    build_table, merge_choices, offer, Candidate, Choices, FmProblem, PlanError, Progress,
+};
 
 /// Plans the FM interval table by evaluating every schedule on the grid. `progress`, if
 /// given, hears (v0 values done, v0 values in all).
@@ -76,7 +78,12 @@ fn fold_schedules(problem: &FmProblem, range: Range<u64>) -> Choices {
                     if !meets_target(ap, p.target_parallelism) {
                         break;
                     }
-                    offer(&mut choices, q - 1, tail, mean, &grid);
+                    let c = Candidate {
+                        tail,
+                        mean,
+                        resource: sum_threads / problem.total_weight as f64,
+                    };
+                    offer(&mut choices, q - 1, c, &grid, problem.latency_bound_ms);
                 }
                 (choices, grid, v, times)
             },

@@ -180,6 +180,9 @@ pub struct FmProblem {
     /// The degrees a schedule's phases run at: 1, 2, ..., n by default (the paper's
     /// search), or a ladder that skips degrees ([`FmProblem::with_degrees`]).
     degrees: Vec<usize>,
+    /// Theorem 1's form ([`FmProblem::with_latency_bound`]): the bound d on the
+    /// beta-percentile, in ms, under which the least resource usage is sought.
+    latency_bound_ms: Option<f64>,
 }
 
 /// The planner's model predictions for one schedule at one load.
@@ -367,6 +370,7 @@ impl FmProblem {
             weight,
             total_weight,
             degrees,
+            latency_bound_ms: None,
         })
     }
 
@@ -390,6 +394,25 @@ impl FmProblem {
             }
         }
         self
+    }
+
+    /// The problem in Theorem 1's own form (Haque et al., ASPLOS 2015, §3.2 and Appendix
+    /// A, Eq. 6): at each load, the schedule with the least mean thread-time (Eq. 2's
+    /// numerator per request: the resources a request uses) among those whose predicted
+    /// beta-percentile is at most `bound_ms` and whose parallelism is within the target;
+    /// ties go to the smaller tail, then Fig. 7's order. A load where no schedule meets
+    /// the bound keeps Fig. 7's choice, the least tail. The paper plans the dual (least
+    /// tail within the target, Fig. 7); this form keeps short requests sequential at low
+    /// load, where Fig. 7 parallelizes every request at once. Only the exhaustive search
+    /// ([`super::plan_fm_exhaustive`]) plans it; the fast search orders by tail alone.
+    pub fn with_latency_bound(mut self, bound_ms: f64) -> Self {
+        self.latency_bound_ms = Some(bound_ms);
+        self
+    }
+
+    /// The bound of [`FmProblem::with_latency_bound`], if any.
+    pub fn latency_bound_ms(&self) -> Option<f64> {
+        self.latency_bound_ms
     }
 
     /// The parameters.
@@ -481,22 +504,39 @@ impl FmProblem {
 pub(crate) struct Choice {
     tail: f64,
     mean: f64,
+    /// Mean thread-time per request (Eq. 2's numerator over the requests).
+    resource: f64,
+    /// Under a latency bound, whether the tail meets it; None without one.
+    meets: Option<bool>,
     grid: Vec<u32>,
 }
 
 impl Choice {
-    /// Fig. 7's order: smaller tail, then smaller mean, then the lexicographically
-    /// smaller schedule (the one Fig. 7 meets first).
     fn beats(&self, other: &Choice) -> bool {
-        ranks_before(self.tail, self.mean, &self.grid, other)
+        ranks_before(self, other)
     }
 }
 
-/// Whether a schedule with this tail, mean and grid ranks before `other` in Fig. 7's order.
-fn ranks_before(tail: f64, mean: f64, grid: &[u32], other: &Choice) -> bool {
-    match cmp_time(tail, other.tail) {
-        std::cmp::Ordering::Equal => match cmp_time(mean, other.mean) {
-            std::cmp::Ordering::Equal => grid < other.grid.as_slice(),
+/// Whether `a` ranks before `b`. Fig. 7's order: smaller tail, then smaller mean, then
+/// the lexicographically smaller schedule (the one Fig. 7 meets first). Under a latency
+/// bound (Theorem 1's form), a schedule that meets it ranks first, and among those the
+/// smaller resource usage, then Fig. 7's order.
+fn ranks_before(a: &Choice, b: &Choice) -> bool {
+    use std::cmp::Ordering::Equal;
+    if let (Some(am), Some(bm)) = (a.meets, b.meets) {
+        if am != bm {
+            return am;
+        }
+        if am {
+            match cmp_time(a.resource, b.resource) {
+                Equal => {}
+                o => return o.is_lt(),
+            }
+        }
+    }
+    match cmp_time(a.tail, b.tail) {
+        Equal => match cmp_time(a.mean, b.mean) {
+            Equal => a.grid < b.grid,
             o => o.is_lt(),
         },
         o => o.is_lt(),
@@ -518,18 +558,34 @@ pub(crate) fn merge_choices(mut a: Choices, b: Choices) -> Choices {
     a
 }
 
-/// Offers `candidate` for load index `qi`.
-pub(crate) fn offer(choices: &mut Choices, qi: usize, tail: f64, mean: f64, grid: &[u32]) {
+/// A schedule's predictions at one load, offered to [`offer`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Candidate {
+    pub tail: f64,
+    pub mean: f64,
+    /// Mean thread-time per request; only a latency bound reads it.
+    pub resource: f64,
+}
+
+/// Offers a schedule (its grid indices and predictions) for load index `qi`; `bound` is
+/// the problem's latency bound, if any.
+pub(crate) fn offer(
+    choices: &mut Choices,
+    qi: usize,
+    c: Candidate,
+    grid: &[u32],
+    bound: Option<f64>,
+) {
+    let candidate = Choice {
+        tail: c.tail,
+        mean: c.mean,
+        resource: c.resource,
+        meets: bound.map(|d| cmp_time(c.tail, d).is_le()),
+        grid: grid.to_vec(),
+    };
     let slot = &mut choices[qi];
-    let better = slot
-        .as_ref()
-        .is_none_or(|best| ranks_before(tail, mean, grid, best));
-    if better {
-        *slot = Some(Choice {
-            tail,
-            mean,
-            grid: grid.to_vec(),
-        });
+    if slot.as_ref().is_none_or(|best| candidate.beats(best)) {
+        *slot = Some(candidate);
     }
 }
 

@@ -31,7 +31,9 @@ use rayon::prelude::*;
 use tailor_core::IntervalTable;
 
 use super::model::{meets_target, upper_order_statistic};
-use super::{build_table, merge_choices, offer, Choices, FmProblem, PlanError, Progress};
+use super::{
+    build_table, merge_choices, offer, Candidate, Choices, FmProblem, PlanError, Progress,
+};
 
 /// Plans the FM interval table exactly; see the module docs for the method. `progress`,
 /// if given, hears (prefixes done, prefixes in all).
@@ -39,6 +41,12 @@ pub fn plan_fm(
     problem: &FmProblem,
     progress: Option<Progress<'_>>,
 ) -> Result<IntervalTable, PlanError> {
+    if problem.latency_bound_ms.is_some() {
+        return Err(PlanError::BadParameter {
+            name: "--latency-bound-ms",
+            reason: "Theorem 1's form needs the exhaustive search (--method exhaustive)".into(),
+        });
+    }
     let n = problem.n();
     let g = problem.grid_len;
     let max_load = problem.params.max_load;
@@ -403,13 +411,13 @@ impl<'p> Scratch<'p> {
             }
             self.key[0] = j0 as u32;
             let shift = p.grid(j0);
-            offer(
-                &mut self.choices,
-                q - 1,
-                tail + shift,
-                sum_t / total_w + shift,
-                &self.key,
-            );
+            // The fast search orders by tail alone; plan_fm refuses a latency bound.
+            let c = Candidate {
+                tail: tail + shift,
+                mean: sum_t / total_w + shift,
+                resource: 0.0,
+            };
+            offer(&mut self.choices, q - 1, c, &self.key, None);
         }
     }
 }
