@@ -286,10 +286,12 @@ def index_corpus(http, corpus, segments):
     return len(docs), n
 
 
-def set_mode(http, mode):
+def set_mode(http, mode, slices=None):
     m, fm = MODES[mode]
-    http.call("PUT", "/_cluster/settings", {"transient": {
-        "search.concurrent_segment_search.mode": m, "tailor.fm.enabled": fm}})
+    settings = {"search.concurrent_segment_search.mode": m, "tailor.fm.enabled": fm}
+    if slices is not None:
+        settings["search.concurrent.max_slice_count"] = slices
+    http.call("PUT", "/_cluster/settings", {"transient": settings})
 
 
 def load(a, out, queries, rps, requests, seed, tag):
@@ -350,6 +352,9 @@ def main():
                    help="the corpus, the node's home and index, tailor's data (large; not results)")
     p.add_argument("--cores", type=int, default=os.cpu_count())
     p.add_argument("--segments", type=int, default=16)
+    p.add_argument("--max-slice-count", type=int, default=None,
+                   help="search.concurrent.max_slice_count for every mode (default: OpenSearch's 0, "
+                        "Lucene's slicing; 16 gives one slice per segment, as the profile has)")
     p.add_argument("--max-interval-ms", type=float, default=None,
                    help="cap y, the table's largest interval (default: the longest profiled query)")
     p.add_argument("--latency-bound-share", type=float, default=None,
@@ -402,6 +407,7 @@ def main():
     corpus, queries = corpus_and_queries(a, out)
     profile, table, plan_cmd = profile_and_plan(a, out, lucene_cp, corpus, queries)
     res = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cores": a.cores, "segments": a.segments,
+           "max_slice_count": a.max_slice_count,
            "plan": plan_cmd, "quick": a.quick, "args": vars(a)}
     node = Node(a, out, node_cp, table)
     try:
@@ -409,10 +415,10 @@ def main():
         res["documents"], res["segments_indexed"] = index_corpus(http, corpus, a.segments)
         # Warm-up, every mode.
         for mode in MODES:
-            set_mode(http, mode)
+            set_mode(http, mode, a.max_slice_count)
             load(a, out, queries, 20, 200 if a.quick else 600, 7, f"warmup-{mode}")
         # Capacity: sequential search offered more than it can serve.
-        set_mode(http, "none")
+        set_mode(http, "none", a.max_slice_count)
         low = load(a, out, queries, 10, 100 if a.quick else 300, 8, "service")
         mean_ms = low["latency_ms"]["mean"]
         # Offered well past the estimate (cores / mean latency at 10/s, whose HTTP time makes it
@@ -431,7 +437,7 @@ def main():
                            "wall_s": s["wall_s"], "capacity_rps": cap}
         log(f"capacity (mode none, offered {offered:.0f}/s): {cap:.1f} queries/s; mean at 10/s {mean_ms:.2f} ms")
         # FM at low load: the plugin's own per-query statistics.
-        set_mode(http, "fm")
+        set_mode(http, "fm", a.max_slice_count)
         before = http.call("GET", "/_tailor/fm/stats")["queries"]
         load(a, out, queries, a.low_load * cap, a.low_queries, 11, "fm-low")
         split = fm_split(http, before)
@@ -448,7 +454,7 @@ def main():
             for li, ld in enumerate(loads):
                 rot = (r + li) % len(order)
                 for mode in order[rot:] + order[:rot]:
-                    set_mode(http, mode)
+                    set_mode(http, mode, a.max_slice_count)
                     rps = ld * cap
                     n = max(200, int(rps * a.seconds))
                     fm0 = http.call("GET", "/_tailor/fm/stats")
@@ -499,7 +505,9 @@ def summarize(cells):
 
 def write_report(out, res):
     lines = [f"# OpenSearch with tailor-fm, live ({res['date']}, {res['cores']} cores)", "",
-             f"- {res['documents']} documents in {res['segments_indexed']} segments; table: `tailor {res['plan']}`",
+             f"- {res['documents']} documents in {res['segments_indexed']} segments, "
+             f"search.concurrent.max_slice_count {res.get('max_slice_count') or '0 (Lucene slicing)'}; "
+             f"table: `tailor {res['plan']}`",
              f"- capacity (mode none): {res['capacity']['capacity_rps']:.1f} queries/s "
              f"(offered {res['capacity']['offered_rps']:.0f}/s)",
              f"- FM at {res['low_load_split']['load']:.0%} load, {res['low_load_split']['queries']} queries "
