@@ -2,25 +2,14 @@
 //! the least resource usage under a bound on the tail, checked against every schedule of
 //! the grid, and on a hand-worked profile where it keeps short requests sequential.
 
+mod common;
+
+use common::profile_of;
 use proptest::prelude::*;
-use tailor_core::{DemandProfile, RequestProfile, ThreadModel};
+use tailor_core::ThreadModel;
 use tailor_plan::{
     plan_fm, plan_fm_exhaustive, FmParams, FmProblem, PlanError, WaitModel, PARALLELISM_TOLERANCE,
 };
-
-fn profile_of(requests: &[(f64, Vec<f64>)]) -> DemandProfile {
-    DemandProfile::new(
-        requests
-            .iter()
-            .enumerate()
-            .map(|(i, (seq, s))| RequestProfile {
-                id: format!("r{i}"),
-                times_ms: s.iter().map(|x| seq / x).collect(),
-            })
-            .collect(),
-    )
-    .unwrap()
-}
 
 fn params(n: usize, step: f64, steps: usize, beta: f64, target: f64, max_load: usize) -> FmParams {
     FmParams {

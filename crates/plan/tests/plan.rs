@@ -1,8 +1,11 @@
 //! Integration tests of the planners, by feature: the FM planner against an exhaustive
 //! oracle, the binned approximation, the paper's Figure 5 example, and input errors.
 
+mod common;
+
+use common::profile_of;
 use proptest::prelude::*;
-use tailor_core::{DemandProfile, IntervalTable, RequestProfile, ThreadModel};
+use tailor_core::{DemandProfile, IntervalTable, ThreadModel};
 use tailor_plan::{
     binned_problem, plan_fm, plan_fm_exhaustive, FmParams, FmProblem, PlanError, WaitModel,
     PARALLELISM_TOLERANCE,
@@ -132,20 +135,6 @@ fn advance(idx: &mut [usize], g: usize) -> bool {
         idx[d] = 0;
     }
     idx.iter().all(|j| *j == 0)
-}
-
-fn profile_of(requests: &[(f64, Vec<f64>)]) -> DemandProfile {
-    DemandProfile::new(
-        requests
-            .iter()
-            .enumerate()
-            .map(|(i, (seq, s))| RequestProfile {
-                id: format!("r{i}"),
-                times_ms: s.iter().map(|x| seq / x).collect(),
-            })
-            .collect(),
-    )
-    .unwrap()
 }
 
 fn close(a: f64, b: f64) -> bool {
