@@ -30,8 +30,10 @@ import org.apache.lucene.util.ThreadInterruptedException;
  *       no exit would come (as tailor's runtime does).
  *   <li><b>The guard</b> ({@link FmPolicy#helpersGranted}, docs/guard.md) sends a helper only to a
  *       free core (of the {@code cores} setting: running queries' callers and helpers each hold
- *       one) and a slice left over, and none while queries wait to start. The helper pool has
- *       {@code cores - 1} threads. Queries are served oldest first.
+ *       one) and a slice left over, and none while queries wait to start. Between slices a helper
+ *       leaves its query when an arrival has left more query threads than cores ({@link
+ *       FmPolicy#helperYields}). The helper pool has {@code cores - 1} threads. Queries are served
+ *       oldest first.
  * </ul>
  *
  * <p>Every runnable given to {@link #execute} runs exactly once: on a helper, or on the submitting
@@ -92,6 +94,7 @@ public final class FmExecutor implements Executor, Closeable {
   private long admissionsOnExit;
   private long helpersSent;
   private long helpersRefused;
+  private long helpersYielded;
   private int peakHelpers;
   private int peakThreads;
 
@@ -367,7 +370,16 @@ public final class FmExecutor implements Executor, Closeable {
         q.threads++;
         q.peakThreads = Math.max(q.peakThreads, q.threads);
         Runnable task;
-        while (!q.closed && !closed && (task = q.held.poll()) != null) {
+        while (!q.closed && !closed) {
+          if (FmPolicy.helperYields(running.size(), busyHelpers, cores, onExit.size() + delayed)) {
+            if (!q.held.isEmpty()) {
+              helpersYielded++;
+            }
+            break;
+          }
+          if ((task = q.held.poll()) == null) {
+            break;
+          }
           q.taken++;
           lock.unlock();
           CURRENT.set(q);
@@ -495,6 +507,7 @@ public final class FmExecutor implements Executor, Closeable {
           admissionsOnExit,
           helpersSent,
           helpersRefused,
+          helpersYielded,
           peakHelpers,
           peakThreads);
     } finally {

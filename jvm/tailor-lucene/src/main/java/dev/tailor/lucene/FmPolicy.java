@@ -106,6 +106,20 @@ public final class FmPolicy {
   }
 
   /**
+   * Whether a helper between two of its query's tasks leaves the query (the guard's yield,
+   * docs/guard.md): when the query threads now exceed the cores, or queries wait to start.
+   *
+   * <p>{@code runningQueries} are the started queries, each with its own caller on a core; {@code
+   * busyHelpers} the helpers on queries, this one included. In tailor's runtime a request that
+   * finds no free core waits, and a helper gives its core to it between units. An engine's
+   * search threads do not wait for FM, so here an arrival takes a core by running; the helper then
+   * gives that core back between slices instead of keeping a third thread on two cores.
+   */
+  public static boolean helperYields(int runningQueries, int busyHelpers, int cores, int waiting) {
+    return waiting > 0 || (long) runningQueries + busyHelpers > cores;
+  }
+
+  /**
    * The threads a query starts with under the guard: the policy's {@code degree}, but 1 while
    * other queries wait, and never more than its caller plus {@link #helpersGranted} allows ({@code
    * freeCores} are those left after its caller took one).

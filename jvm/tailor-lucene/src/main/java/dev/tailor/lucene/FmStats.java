@@ -18,6 +18,7 @@ public final class FmStats {
   private final long admissionsOnExit;
   private final long helpersSent;
   private final long helpersRefused;
+  private final long helpersYielded;
   private final int peakHelpers;
   private final int peakThreads;
 
@@ -30,6 +31,7 @@ public final class FmStats {
       long admissionsOnExit,
       long helpersSent,
       long helpersRefused,
+      long helpersYielded,
       int peakHelpers,
       int peakThreads) {
     this.degrees = degrees.clone();
@@ -40,6 +42,7 @@ public final class FmStats {
     this.admissionsOnExit = admissionsOnExit;
     this.helpersSent = helpersSent;
     this.helpersRefused = helpersRefused;
+    this.helpersYielded = helpersYielded;
     this.peakHelpers = peakHelpers;
     this.peakThreads = peakThreads;
   }
@@ -105,6 +108,14 @@ public final class FmStats {
     return helpersRefused;
   }
 
+  /**
+   * Helpers that left a query with slices still held, because an arrival had left more query
+   * threads than cores, or a query waited to start ({@link FmPolicy#helperYields}).
+   */
+  public long helpersYielded() {
+    return helpersYielded;
+  }
+
   /** The most helper threads ever sent and not yet back (at most cores - 1). */
   public int peakHelpers() {
     return peakHelpers;
@@ -127,6 +138,8 @@ public final class FmStats {
         + helpersSent
         + ", helpers_refused="
         + helpersRefused
+        + ", helpers_yielded="
+        + helpersYielded
         + ", peak_helpers="
         + peakHelpers
         + ", peak_threads="

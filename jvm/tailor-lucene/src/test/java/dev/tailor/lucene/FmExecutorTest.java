@@ -196,14 +196,16 @@ class FmExecutorTest {
       Query query = TestIndex.queries(SEED, 2).get(1);
       int expected = new IndexSearcher(index.reader).count(query);
       SliceProbe probe = new SliceProbe(2);
-      ExecutorService clients = Executors.newFixedThreadPool(4);
+      // Two callers leave a core free for helpers; more would take every core themselves, and
+      // helpers would give their cores back between slices (helperYields).
+      ExecutorService clients = Executors.newFixedThreadPool(2);
       try {
         List<Future<?>> runs = new ArrayList<>();
-        for (int c = 0; c < 4; c++) {
+        for (int c = 0; c < 2; c++) {
           runs.add(
               clients.submit(
                   () -> {
-                    for (int i = 0; i < 8; i++) {
+                    for (int i = 0; i < 16; i++) {
                       assertEquals(expected, searcher.search(query, probe));
                     }
                     return null;
@@ -220,7 +222,87 @@ class FmExecutorTest {
       assertTrue(probe.peakHelpersInside() >= 1, "helpers took slices: " + stats);
       assertTrue(probe.peakHelpersInside() <= cores - 1, "measured: " + probe.peakHelpersInside());
       assertTrue(stats.peakHelpers() <= cores - 1, stats.toString());
-      assertTrue(stats.helpersRefused() > 0, "four callers on three cores: " + stats);
+      assertTrue(stats.helpersRefused() > 0, "two callers at degree 4 on three cores: " + stats);
+    }
+  }
+
+  /**
+   * A helper leaves its query between tasks once an arrival leaves more query threads than cores:
+   * the arrival's thread gets the core back after one task, not after the query.
+   */
+  @Test
+  void aHelperGivesItsCoreBackToAnArrivalBetweenTasks() throws Exception {
+    try (FmExecutor fm = new FmExecutor(Tables.constant(0, 0), 2)) {
+      int tasks = 8;
+      java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+      java.util.concurrent.ConcurrentHashMap<Integer, Thread> ranOn =
+          new java.util.concurrent.ConcurrentHashMap<>();
+      java.util.concurrent.CountDownLatch helperInside = new java.util.concurrent.CountDownLatch(1);
+      java.util.concurrent.CountDownLatch arrived = new java.util.concurrent.CountDownLatch(1);
+      java.util.concurrent.CountDownLatch firstDone = new java.util.concurrent.CountDownLatch(1);
+      java.util.concurrent.CountDownLatch callerDone = new java.util.concurrent.CountDownLatch(1);
+      Thread caller = Thread.currentThread();
+      // As TaskExecutor does: one runnable, submitted tasks - 1 times, claims the next task.
+      Runnable work =
+          () -> {
+            int id = next.getAndIncrement();
+            if (id >= tasks) {
+              return;
+            }
+            ranOn.put(id, Thread.currentThread());
+            if (Thread.currentThread() != caller && id == 0) {
+              helperInside.countDown();
+              await(arrived);
+            }
+            sleepMs(2);
+          };
+      ExecutorService other = Executors.newSingleThreadExecutor();
+      try (FmQueryScope query = fm.enter()) {
+        for (int i = 0; i < tasks - 1; i++) {
+          fm.execute(work);
+        }
+        await(helperInside);
+        Future<?> arrival =
+            other.submit(
+                () -> {
+                  try (FmQueryScope second = fm.enter()) {
+                    arrived.countDown();
+                    await(callerDone);
+                  }
+                  return null;
+                });
+        await(arrived);
+        // The caller claims the tasks the helper leaves, as TaskExecutor's caller does.
+        int id;
+        while ((id = next.getAndIncrement()) < tasks) {
+          ranOn.put(id, caller);
+          sleepMs(2);
+        }
+        callerDone.countDown();
+        arrival.get();
+      } finally {
+        other.shutdown();
+      }
+      long onHelpers = ranOn.values().stream().filter(t -> t != caller).count();
+      assertEquals(tasks, ranOn.size());
+      assertEquals(1, onHelpers, "the helper left after its first task: " + fm.stats());
+      assertEquals(1, fm.stats().helpersYielded(), fm.stats().toString());
+    }
+  }
+
+  private static void await(java.util.concurrent.CountDownLatch latch) {
+    try {
+      assertTrue(latch.await(30, TimeUnit.SECONDS), "timed out");
+    } catch (InterruptedException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  private static void sleepMs(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      throw new AssertionError(e);
     }
   }
 }

@@ -140,4 +140,22 @@ class FmPolicyTest {
       }
     }
   }
+
+  @Test
+  void aHelperYieldsOnlyWhenThreadsExceedTheCoresOrQueriesWait() {
+    for (int cores = 1; cores <= 6; cores++) {
+      for (int running = 0; running <= 8; running++) {
+        for (int busy = 0; busy <= 8; busy++) {
+          for (int waiting = 0; waiting <= 2; waiting++) {
+            boolean yields = FmPolicy.helperYields(running, busy, cores, waiting);
+            assertEquals(waiting > 0 || running + busy > cores, yields);
+            // A helper that stays never leaves the threads above the cores.
+            if (!yields) {
+              assertTrue(running + busy <= cores);
+            }
+          }
+        }
+      }
+    }
+  }
 }

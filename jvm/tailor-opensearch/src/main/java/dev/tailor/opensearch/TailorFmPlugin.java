@@ -248,6 +248,7 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
       b.startObject("helpers");
       b.field("sent", s.helpersSent());
       b.field("refused_by_guard", s.helpersRefused());
+      b.field("yielded", s.helpersYielded());
       b.field("peak", s.peakHelpers());
       b.endObject();
       b.field("peak_threads", s.peakThreads());
