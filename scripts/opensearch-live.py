@@ -57,7 +57,9 @@ MODES = {
     # mode: (search.concurrent_segment_search.mode, tailor.fm.enabled)
     "none": ("none", False),
     "all": ("all", False),
-    "fm": ("all", True),
+    # FM in mode auto: its decider slices a query only if FM could send it a helper (FmDecider);
+    # --fm-search-mode all slices every query, as runs before 2026-11-27 21:45 did.
+    "fm": ("auto", True),
 }
 
 
@@ -180,7 +182,7 @@ def corpus_and_queries(a, out):
 
 def profile_and_plan(a, out, lucene_cp, corpus, queries):
     cores = a.cores
-    deg = min(cores, 8)
+    deg = a.max_degree or min(cores, 8)
     profile = out / "profile-lucene.csv"
     log(f"Lucene profile: {a.profile_queries} queries, degrees 1..{deg}, {a.segments} segments, --repeat {a.repeat}")
     sh(["java", "-Xmx2g", "-cp", lucene_cp, "dev.tailor.lucene.LuceneProfile", "--corpus", corpus, "--queries",
@@ -339,6 +341,8 @@ def fm_split(http, before):
               "rows 2+": [(r, d) for r, d, l in rows if l >= 2]}
     return {"queries": k, "truncated": k > len(rows),
             "groups": {g: degree_split(v) for g, v in groups.items() if v},
+            "recent": {"run_us": [r for r, _, _ in rows], "degree": [d for _, d, _ in rows],
+                       "load": [l for _, _, l in rows]},
             "stats": {x: st[x] for x in ("degrees", "admissions_waited", "helpers")}}
 
 
@@ -357,6 +361,12 @@ def main():
                    help="the corpus, the node's home and index, tailor's data (large; not results)")
     p.add_argument("--cores", type=int, default=os.cpu_count())
     p.add_argument("--segments", type=int, default=16)
+    p.add_argument("--fm-search-mode", choices=("auto", "all"), default="auto",
+                   help="search.concurrent_segment_search.mode while FM is on: auto (FM's decider slices only "
+                        "queries FM could help) or all (every query sliced)")
+    p.add_argument("--max-degree", type=int, default=None,
+                   help="the table's maximum degree, and the profile's degrees 1..N (default: min(cores, 8)); "
+                        "1 plans a table that never sends a helper: FM's path at degree 1, for comparison")
     p.add_argument("--max-slice-count", type=int, default=None,
                    help="search.concurrent.max_slice_count for every mode (default: OpenSearch's 0, "
                         "Lucene's slicing; 16 gives one slice per segment, as the profile has)")
@@ -394,6 +404,7 @@ def main():
     if a.quick:
         a.profile_queries, a.repeat, a.rounds, a.seconds, a.low_queries = 60, 1, 1, 4, 200
         a.loads = "0.3,0.75"
+    MODES["fm"] = (a.fm_search_mode, True)
     loads = [float(x) for x in a.loads.split(",")]
     out = Path(a.out) if a.out else REPO / "docs" / "opensearch-runs" / time.strftime("%Y-%m-%d")
     out.mkdir(parents=True, exist_ok=True)
@@ -513,6 +524,7 @@ def write_report(out, res):
     lines = [f"# OpenSearch with tailor-fm, live ({res['date']}, {res['cores']} cores)", "",
              f"- {res['documents']} documents in {res['segments_indexed']} segments, "
              f"search.concurrent.max_slice_count {res.get('max_slice_count') or '0 (Lucene slicing)'}; "
+             f"FM's search mode {res['args'].get('fm_search_mode', 'all')}; "
              f"table: `tailor {res['plan']}`",
              f"- capacity (mode none): {res['capacity']['capacity_rps']:.1f} queries/s "
              f"(offered {res['capacity']['offered_rps']:.0f}/s)",

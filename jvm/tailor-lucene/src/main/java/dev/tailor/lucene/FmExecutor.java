@@ -151,6 +151,25 @@ public final class FmExecutor implements Executor, Closeable {
   }
 
   /**
+   * Whether a query arriving now could get a helper: nothing waits to start, a core stays free
+   * after the query takes its own, and the table's row for the load it would find raises the
+   * degree at some executed time. An engine can run a query that cannot on its plain sequential
+   * path instead of slicing it, as the OpenSearch plugin's decider does.
+   */
+  public boolean mayHelp() {
+    lock.lock();
+    try {
+      if (closed || !onExit.isEmpty() || delayed > 0) {
+        return false;
+      }
+      int free = cores - running.size() - busyHelpers - 1;
+      return free >= 1 && Double.isFinite(policy.nextIncreaseMs(load + 1, 1));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
    * A query arrives: it joins the load and waits for admission (v0, or an exit) if its row says
    * so, on this thread. Close the scope when the query is done.
    *

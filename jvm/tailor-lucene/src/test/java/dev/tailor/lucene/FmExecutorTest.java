@@ -2,6 +2,7 @@ package dev.tailor.lucene;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -303,6 +304,23 @@ class FmExecutorTest {
       Thread.sleep(ms);
     } catch (InterruptedException e) {
       throw new AssertionError(e);
+    }
+  }
+
+  @Test
+  void aQueryMayGetAHelperOnlyWithACoreFreeAndARowThatRaises() throws Exception {
+    try (FmExecutor fm = new FmExecutor(Tables.constant(0, 5), 2)) {
+      assertTrue(fm.mayHelp(), "idle, two cores");
+      try (FmQueryScope query = fm.enter()) {
+        assertFalse(fm.mayHelp(), "one query runs: an arrival's caller would take the last core");
+      }
+      assertTrue(fm.mayHelp(), "idle again");
+    }
+    try (FmExecutor fm = new FmExecutor(Tables.constant(0), 4)) {
+      assertFalse(fm.mayHelp(), "a table of degree 1 never adds a thread");
+    }
+    try (FmExecutor fm = new FmExecutor(Tables.constant(0, 5), 1)) {
+      assertFalse(fm.mayHelp(), "one core");
     }
   }
 }

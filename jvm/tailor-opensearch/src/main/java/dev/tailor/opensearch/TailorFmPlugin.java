@@ -37,6 +37,7 @@ import org.opensearch.repositories.RepositoriesService;
 import org.opensearch.rest.RestController;
 import org.opensearch.rest.RestHandler;
 import org.opensearch.script.ScriptService;
+import org.opensearch.search.deciders.ConcurrentSearchRequestDecider;
 import org.opensearch.threadpool.ThreadPool;
 import org.opensearch.watcher.ResourceWatcherService;
 
@@ -185,6 +186,12 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
                 this,
                 threadPool.executor(ThreadPool.Names.INDEX_SEARCHER),
                 threadPool.getThreadContext()));
+  }
+
+  /** In mode {@code auto}, FM decides which shard requests are sliced ({@link FmDecider}). */
+  @Override
+  public Optional<ConcurrentSearchRequestDecider.Factory> getConcurrentSearchRequestDeciderFactory() {
+    return Optional.of(FmDecider.factory(this));
   }
 
   @Override

@@ -173,9 +173,10 @@ public class TailorFmNodeTests extends OpenSearchSingleNodeTestCase {
 
   /**
    * Searches from several client threads at once, so that shard query phases overlap and FM's load
-   * can exceed 1 (up to the search pool's size; the table's row 4 admits on an exit). Every search
-   * completes with the hits of the same query run alone, and the load returns to 0. Whether a
-   * query waited is not asserted: on a 2-core machine the load seldom reaches 4.
+   * can exceed 1 (up to the search pool's size). Every search completes with the hits of the same
+   * query run alone, and the load returns to 0. (The test table admits every row at once, so that
+   * the auto-mode test can hold cores with open queries; tailor-lucene's FmAdmissionTest covers
+   * admission on an exit.)
    */
   public void testConcurrentSearchesWithFm() throws Exception {
     TailorFmPlugin plugin = plugin();
@@ -220,6 +221,78 @@ public class TailorFmNodeTests extends OpenSearchSingleNodeTestCase {
     assertEquals(before + (long) threads * queries.size(), after.queries());
     assertEquals(0, plugin.fm().load());
     assertEquals(0, plugin.queryPhases.get());
+  }
+
+  /**
+   * In mode auto FM's decider slices a query only if FM could send it a helper: on an idle node
+   * the searches are sliced and get helpers; with every core held by open FM queries they run
+   * unsliced, with the same hits.
+   */
+  public void testAutoModeSlicesOnlyWhereFmMayHelp() throws Exception {
+    TailorFmPlugin plugin = plugin();
+    Random r = new Random(random().nextLong());
+    indexDocs(r);
+    List<QueryBuilder> queries = new ArrayList<>();
+    for (int i = 0; i < 30; i++) {
+      queries.add(query(r));
+    }
+    List<List<String>> sliced = run(queries);
+    try {
+      setMode("auto");
+      FmStats before = plugin.stats();
+      assertEquals(sliced, run(queries));
+      FmStats idle = plugin.stats();
+      MatcherAssert.assertThat(
+          "idle: sliced, with helpers", idle.helpersSent(), greaterThan(before.helpersSent()));
+
+      // Hold cores - 1 FM queries open: an arrival's caller takes the last core, none is left.
+      int held = plugin.fm().cores() - 1;
+      java.util.concurrent.CountDownLatch open = new java.util.concurrent.CountDownLatch(held);
+      java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+      List<Thread> holders = new ArrayList<>();
+      for (int i = 0; i < held; i++) {
+        Thread t =
+            new Thread(
+                () -> {
+                  try (dev.tailor.lucene.FmQueryScope q = plugin.fm().enter()) {
+                    open.countDown();
+                    done.await();
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                },
+                "holder-" + i);
+        holders.add(t);
+        t.start();
+      }
+      try {
+        assertTrue(open.await(30, java.util.concurrent.TimeUnit.SECONDS));
+        assertFalse(plugin.fm().mayHelp());
+        assertEquals(sliced, run(queries));
+        FmStats busy = plugin.stats();
+        assertEquals("busy: unsliced, no helper", idle.helpersSent(), busy.helpersSent());
+        assertEquals(
+            "busy: every query at degree 1",
+            busy.queries() - idle.queries(),
+            busy.queriesAtDegree(1) - idle.queriesAtDegree(1));
+      } finally {
+        done.countDown();
+        for (Thread t : holders) {
+          t.join(30_000);
+        }
+      }
+    } finally {
+      client().admin().cluster().prepareUpdateSettings()
+          .setTransientSettings(Settings.builder().putNull("search.concurrent_segment_search.mode")).get();
+    }
+  }
+
+  private void setMode(String mode) {
+    assertTrue(
+        client().admin().cluster().prepareUpdateSettings()
+            .setTransientSettings(Settings.builder().put("search.concurrent_segment_search.mode", mode))
+            .get()
+            .isAcknowledged());
   }
 
   private void setFm(boolean on) {
