@@ -60,6 +60,18 @@ pub(crate) const MS: Real = Real::open(0.0, 3_600_000.0, "milliseconds");
 pub(crate) const MS0: Real = Real::closed(0.0, 3_600_000.0, "milliseconds");
 /// The self-scheduling quantum in ms: from a microsecond to an hour.
 pub(crate) const QUANTUM_MS: Real = Real::closed(0.001, 3_600_000.0, "milliseconds");
+
+/// The self-scheduling quantum when `--quantum-ms` is not given.
+pub(crate) const DEFAULT_QUANTUM_MS: f64 = 5.0;
+
+/// The quantum a run uses: `given`, else the FM table's grid step (its intervals are
+/// multiples of it, so a coarser quantum would reach them late), else
+/// [`DEFAULT_QUANTUM_MS`].
+pub(crate) fn quantum_ms(given: Option<f64>, tables: &tailor_core::Tables) -> f64 {
+    given
+        .or_else(|| tables.fm.as_ref().map(|t| t.step_ms))
+        .unwrap_or(DEFAULT_QUANTUM_MS)
+}
 /// A time in seconds, above zero, at most a day.
 pub(crate) const SECONDS: Real = Real::open(0.0, 86_400.0, "seconds");
 /// A time in seconds, zero allowed, at most a day.
@@ -234,6 +246,21 @@ mod tests {
         }
         assert!(cmd(MS0).try_get_matches_from(["t", "--rps", "0"]).is_ok());
         assert!(cmd(MS).try_get_matches_from(["t", "--rps", "0"]).is_err());
+    }
+
+    #[test]
+    fn the_quantum_defaults_to_the_fm_tables_step() {
+        let mut table =
+            tailor_core::IntervalTable::from_schedules(2, vec![(vec![0.0, 0.5], false)]);
+        table.step_ms = 0.25;
+        let with_fm = tailor_core::Tables {
+            fm: Some(std::sync::Arc::new(table)),
+            ..Default::default()
+        };
+        assert_eq!(quantum_ms(None, &with_fm), 0.25);
+        assert_eq!(quantum_ms(Some(2.0), &with_fm), 2.0, "given wins");
+        let none = tailor_core::Tables::default();
+        assert_eq!(quantum_ms(None, &none), DEFAULT_QUANTUM_MS);
     }
 
     #[test]

@@ -67,9 +67,9 @@ pub(crate) struct RunArgs {
     /// the live plant: `tailor plan eetl --live-runs`.
     #[arg(long)]
     open_loop: bool,
-    /// Self-scheduling quantum in ms.
-    #[arg(long, default_value_t = 5.0, value_parser = bounds::QUANTUM_MS)]
-    quantum_ms: f64,
+    /// Self-scheduling quantum in ms (default: the FM table's step when one is given, else 5).
+    #[arg(long, value_parser = bounds::QUANTUM_MS)]
+    quantum_ms: Option<f64>,
     /// Tail-control on the work-stealing executor: how a marked request dissolves.
     /// `prompt`: the workers that stole parts of it hand them back to its root worker
     /// and leave at their next unit boundary; `lazy` (TBB's): only further steals stop.
@@ -196,7 +196,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
         rps: args.rps,
         requests: args.requests,
         seed: args.seed,
-        quantum_ms: args.quantum_ms,
+        quantum_ms: bounds::quantum_ms(args.quantum_ms, &tables),
         target_ms: args.target_ms,
         warmup: args.warmup,
         workers: args.workers,

@@ -34,9 +34,9 @@ pub(crate) struct ServeArgs {
     /// Cores the policy plans for (default: the machine's).
     #[arg(long, value_parser = bounds::THREADS)]
     cores: Option<usize>,
-    /// Self-scheduling quantum in ms.
-    #[arg(long, default_value_t = 5.0, value_parser = bounds::QUANTUM_MS)]
-    quantum_ms: f64,
+    /// Self-scheduling quantum in ms (default: the FM table's step when one is given, else 5).
+    #[arg(long, value_parser = bounds::QUANTUM_MS)]
+    quantum_ms: Option<f64>,
     /// Worker threads for policies with a pool, all but FM (default: one per core).
     #[arg(long, value_parser = bounds::THREADS)]
     workers: Option<usize>,
@@ -136,12 +136,14 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         },
     };
     let mut rc = RuntimeConfig::new(cores, policy.clone());
-    rc.quantum_ms = args.quantum_ms;
+    rc.quantum_ms = bounds::quantum_ms(args.quantum_ms, &tables);
     rc.workers = args.workers;
     rc.queue_bound = args.queue_bound;
     rc.noise = args.noise.map(|n| (n, args.seed));
+    let quantum_ms = rc.quantum_ms;
     let runtime = Runtime::start(rc)?;
     tracing::info!("{}", runtime.boost_mode());
+    tracing::info!("self-scheduling quantum {quantum_ms} ms");
     if let Some(n) = args.noise {
         tracing::info!(
             "noise: stalls of {} ms start {} times a second",

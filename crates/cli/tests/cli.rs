@@ -695,3 +695,38 @@ fn work_stealing_policies_simulate_and_run_with_a_planned_table() {
         assert_eq!(s["completed"], 60);
     }
 }
+
+/// `tailor serve` with an FM table and no `--quantum-ms` self-schedules at the table's
+/// grid step, and says so; `--quantum-ms` still wins.
+#[test]
+fn serve_takes_the_quantum_from_the_fm_tables_step() {
+    use std::io::{BufRead, BufReader};
+    let table = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/fig5-table.json"
+    );
+    for (extra, expected) in [
+        (&[][..], "self-scheduling quantum 50 ms"),
+        (&["--quantum-ms", "2"][..], "self-scheduling quantum 2 ms"),
+    ] {
+        let mut server = Command::new(env!("CARGO_BIN_EXE_tailor"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--workload"])
+            .args(["synthetic:const:1", "--policy", "fm", "--table", table])
+            .args(extra)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut seen = Vec::new();
+        for line in BufReader::new(server.stderr.take().unwrap()).lines() {
+            let line = line.unwrap();
+            let listening = line.contains("http://");
+            seen.push(line);
+            if listening {
+                break;
+            }
+        }
+        signal(&server, "-TERM");
+        assert_eq!(server.wait().unwrap().code(), Some(0));
+        assert!(seen.iter().any(|l| l.contains(expected)), "{seen:?}");
+    }
+}
