@@ -12,8 +12,8 @@ import org.opensearch.search.deciders.ConcurrentSearchRequestDecider;
  * FM's answer to OpenSearch's {@code auto} mode: slice a shard request only if FM could send it a
  * helper ({@link FmExecutor#mayHelp}), else run it on OpenSearch's plain sequential path.
  *
- * <p>A sliced query at degree 1 costs more than the same query unsliced: each slice has its own
- * collector and its own top-k threshold. Measured on GCIDE with 16 slices on 2 vCPUs, FM with a
+ * <p>A sliced query at degree 1 costs more than the same query unsliced (likely because each
+ * slice has its own collector and its own top-k threshold). Measured on GCIDE with 16 slices on 2 vCPUs, FM with a
  * table that never sends a helper had a mean latency 1.1-1.6x mode {@code none}'s at 45-75% load,
  * paired by round (docs/opensearch.md, run degree1). A query that finds no free core on arrival
  * would pay that and gain nothing, so it runs unsliced. This is tailor's departure from the
