@@ -97,6 +97,12 @@ public final class FmExecutor implements Executor, Closeable {
   private long helpersYielded;
   private int peakHelpers;
   private int peakThreads;
+  /**
+   * Set once an engine has reported a slice ({@link #sliceStarted}): from then on only batches
+   * with a slice started get helpers, since a batch that reports none (Lucene's per-segment term
+   * lookups) cannot be told claimed from unclaimed, and its caller has usually run it all.
+   */
+  private boolean sliceHooks;
 
   private final List<Thread> threads = new ArrayList<>();
 
@@ -348,7 +354,7 @@ public final class FmExecutor implements Executor, Closeable {
     long now = System.nanoTime();
     int waiting = onExit.size() + delayed;
     for (FmQueryScope q : running) {
-      if (q.held.isEmpty()) {
+      if (!helpable(q)) {
         continue;
       }
       double executedMs = (now - q.startNanos) / 1e6;
@@ -371,6 +377,14 @@ public final class FmExecutor implements Executor, Closeable {
     }
     peakHelpers = Math.max(peakHelpers, busyHelpers);
     peakThreads = Math.max(peakThreads, running.size() + busyHelpers);
+  }
+
+  /**
+   * Whether {@code q}'s current batch may get helpers: it has copies held and, once the engine
+   * reports slices, a slice of it has started. Under the lock.
+   */
+  private boolean helpable(FmQueryScope q) {
+    return !q.held.isEmpty() && !(sliceHooks && q.sliceStarts == 0);
   }
 
   /** A helper: takes a ticket, then its query's held tasks one by one until none are left. */
@@ -432,7 +446,7 @@ public final class FmExecutor implements Executor, Closeable {
         long now = System.nanoTime();
         long next = Long.MAX_VALUE;
         for (FmQueryScope q : running) {
-          if (q.held.isEmpty()) {
+          if (!helpable(q)) {
             continue;
           }
           double ms = policy.nextIncreaseMs(load, q.wanted);
@@ -468,9 +482,15 @@ public final class FmExecutor implements Executor, Closeable {
     lock.lock();
     try {
       q.slicesReported = true;
+      sliceHooks = true;
       q.sliceStarts++;
       q.inSlices++;
       q.peakInSlices = Math.max(q.peakInSlices, q.inSlices);
+      if (q.sliceStarts == 1 && !q.held.isEmpty()) {
+        // The batch is known to be slices now: it may get its helpers.
+        rebalance();
+        schedule.signal();
+      }
     } finally {
       lock.unlock();
     }

@@ -323,4 +323,53 @@ class FmExecutorTest {
       assertFalse(fm.mayHelp(), "one core");
     }
   }
+
+  /**
+   * Once an engine reports slices, a batch that reports none (as Lucene's per-segment term
+   * lookups) gets no helper: its copies cannot be told claimed from unclaimed, and a helper sent
+   * to it would only run no-ops while holding a core.
+   */
+  @Test
+  void batchesThatReportNoSliceGetNoHelperOnceSlicesAreReported() throws Exception {
+    try (FmExecutor fm = new FmExecutor(Tables.constant(0, 0), 2)) {
+      runBatch(fm, 8, true);
+      long sent = fm.stats().helpersSent();
+      assertTrue(sent >= 1, "a reported slice batch gets a helper: " + fm.stats());
+      assertEquals(2, fm.stats().recentDegrees()[0], fm.stats().toString());
+      runBatch(fm, 8, false);
+      assertEquals(sent, fm.stats().helpersSent(), "no helper for the unreported batch");
+    }
+  }
+
+  /**
+   * One query of {@code tasks} tasks of 5 ms, submitted as TaskExecutor does (one runnable,
+   * tasks - 1 times, then the caller claims what is left); {@code report}: each task reports its
+   * slice to the executor, as FmSearcher does.
+   */
+  private static void runBatch(FmExecutor fm, int tasks, boolean report) {
+    java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(tasks);
+    Runnable task =
+        () -> {
+          FmQueryScope slice = report ? fm.sliceStarted() : null;
+          sleepMs(5);
+          fm.sliceFinished(slice);
+          done.countDown();
+        };
+    Runnable work =
+        () -> {
+          if (next.getAndIncrement() < tasks) {
+            task.run();
+          }
+        };
+    try (FmQueryScope query = fm.enter()) {
+      for (int i = 0; i < tasks - 1; i++) {
+        fm.execute(work);
+      }
+      while (next.getAndIncrement() < tasks) {
+        task.run();
+      }
+      await(done);
+    }
+  }
 }
