@@ -7,10 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.ScoreDoc;
@@ -235,13 +238,13 @@ class FmExecutorTest {
   void aHelperGivesItsCoreBackToAnArrivalBetweenTasks() throws Exception {
     try (FmExecutor fm = new FmExecutor(Tables.constant(0, 0), 2)) {
       int tasks = 8;
-      java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
-      java.util.concurrent.ConcurrentHashMap<Integer, Thread> ranOn =
-          new java.util.concurrent.ConcurrentHashMap<>();
-      java.util.concurrent.CountDownLatch helperInside = new java.util.concurrent.CountDownLatch(1);
-      java.util.concurrent.CountDownLatch arrived = new java.util.concurrent.CountDownLatch(1);
-      java.util.concurrent.CountDownLatch firstDone = new java.util.concurrent.CountDownLatch(1);
-      java.util.concurrent.CountDownLatch callerDone = new java.util.concurrent.CountDownLatch(1);
+      AtomicInteger next = new AtomicInteger();
+      ConcurrentHashMap<Integer, Thread> ranOn =
+          new ConcurrentHashMap<>();
+      CountDownLatch helperInside = new CountDownLatch(1);
+      CountDownLatch arrived = new CountDownLatch(1);
+      CountDownLatch firstDone = new CountDownLatch(1);
+      CountDownLatch callerDone = new CountDownLatch(1);
       Thread caller = Thread.currentThread();
       // As TaskExecutor does: one runnable, submitted tasks - 1 times, claims the next task.
       Runnable work =
@@ -291,7 +294,7 @@ class FmExecutorTest {
     }
   }
 
-  private static void await(java.util.concurrent.CountDownLatch latch) {
+  private static void await(CountDownLatch latch) {
     try {
       assertTrue(latch.await(30, TimeUnit.SECONDS), "timed out");
     } catch (InterruptedException e) {
@@ -347,8 +350,8 @@ class FmExecutorTest {
    * slice to the executor, as FmSearcher does.
    */
   private static void runBatch(FmExecutor fm, int tasks, boolean report) {
-    java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
-    java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(tasks);
+    AtomicInteger next = new AtomicInteger();
+    CountDownLatch done = new CountDownLatch(tasks);
     Runnable task =
         () -> {
           FmQueryScope slice = report ? fm.sliceStarted() : null;

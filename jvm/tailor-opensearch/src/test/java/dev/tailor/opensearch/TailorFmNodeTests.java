@@ -1,9 +1,9 @@
 package dev.tailor.opensearch;
 
-import org.hamcrest.MatcherAssert;
 import static org.hamcrest.Matchers.greaterThan;
 import static org.hamcrest.Matchers.greaterThanOrEqualTo;
 
+import dev.tailor.lucene.FmQueryScope;
 import dev.tailor.lucene.FmStats;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -11,6 +11,9 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.hamcrest.MatcherAssert;
 import org.opensearch.action.bulk.BulkRequestBuilder;
 import org.opensearch.action.search.SearchResponse;
 import org.opensearch.action.support.WriteRequest;
@@ -247,14 +250,14 @@ public class TailorFmNodeTests extends OpenSearchSingleNodeTestCase {
 
       // Hold cores - 1 FM queries open: an arrival's caller takes the last core, none is left.
       int held = plugin.fm().cores() - 1;
-      java.util.concurrent.CountDownLatch open = new java.util.concurrent.CountDownLatch(held);
-      java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+      CountDownLatch open = new CountDownLatch(held);
+      CountDownLatch done = new CountDownLatch(1);
       List<Thread> holders = new ArrayList<>();
       for (int i = 0; i < held; i++) {
         Thread t =
             new Thread(
                 () -> {
-                  try (dev.tailor.lucene.FmQueryScope q = plugin.fm().enter()) {
+                  try (FmQueryScope q = plugin.fm().enter()) {
                     open.countDown();
                     done.await();
                   } catch (InterruptedException e) {
@@ -266,7 +269,7 @@ public class TailorFmNodeTests extends OpenSearchSingleNodeTestCase {
         t.start();
       }
       try {
-        assertTrue(open.await(30, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(open.await(30, TimeUnit.SECONDS));
         assertFalse(plugin.fm().mayHelp());
         assertEquals(sliced, run(queries));
         FmStats busy = plugin.stats();
