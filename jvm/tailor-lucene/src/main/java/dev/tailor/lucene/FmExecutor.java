@@ -184,6 +184,23 @@ public final class FmExecutor implements Executor, Closeable {
    *     leaves without starting
    */
   public FmQueryScope enter() {
+    return enter(0);
+  }
+
+  /**
+   * As {@link #enter()}, for a query that has already worked {@code executedNanos} on this thread
+   * before it reached the executor (an engine's parsing and query rewrite, say). That work counts
+   * in the query's executed time, the clock its row's boundaries are read on (the FM paper indexes
+   * its table by a request's processing time so far, §4.1), and in its recorded run time. Time
+   * spent waiting for admission does not count.
+   *
+   * @throws IllegalArgumentException if {@code executedNanos} is negative
+   */
+  public FmQueryScope enter(long executedNanos) {
+    if (executedNanos < 0) {
+      throw new IllegalArgumentException(
+          "executed time must not be negative, found " + executedNanos + " ns");
+    }
     if (inScope()) {
       throw new IllegalStateException(
           "a query scope is already open on " + Thread.currentThread().getName());
@@ -193,6 +210,7 @@ public final class FmExecutor implements Executor, Closeable {
     try {
       load++;
       q = new FmQueryScope(this, Thread.currentThread(), load, policy.admission(load));
+      q.executedBeforeNanos = executedNanos;
       try {
         admit(q);
       } catch (InterruptedException e) {
@@ -261,7 +279,7 @@ public final class FmExecutor implements Executor, Closeable {
   /** The query starts running, under the lock. */
   private void start(FmQueryScope q) {
     q.started = true;
-    q.startNanos = System.nanoTime();
+    q.startNanos = System.nanoTime() - q.executedBeforeNanos;
     running.add(q);
     peakThreads = Math.max(peakThreads, running.size() + busyHelpers);
     rebalance();

@@ -24,7 +24,12 @@ public final class FmQueryScope implements AutoCloseable {
   final int arrivalLoad;
   /** How the table admitted it. */
   final FmPolicy.Admission admission;
-  /** When it started (after admission), System.nanoTime(). */
+  /** Work on the caller before it reached the executor, ns ({@link FmExecutor#enter(long)}). */
+  long executedBeforeNanos;
+  /**
+   * When it started, System.nanoTime(): its admission less {@link #executedBeforeNanos}, so that
+   * now - startNanos is its executed time.
+   */
   long startNanos;
   /** Set when an exit admitted it (the paper's e1). */
   boolean released;

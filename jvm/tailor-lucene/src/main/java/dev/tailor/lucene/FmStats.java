@@ -63,7 +63,8 @@ public final class FmStats {
   }
 
   /**
-   * The run times, in nanoseconds from start to exit (admission waits excluded), of the last
+   * The run times, in nanoseconds from start to exit (admission waits excluded; work before
+   * the executor that {@link FmExecutor#enter(long)} was given included), of the last
    * {@link #RECENT} finished queries at most, oldest first; element i goes with {@link
    * #recentDegrees()}'s element i.
    */

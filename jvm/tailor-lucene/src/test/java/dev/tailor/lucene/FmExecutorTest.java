@@ -3,6 +3,7 @@ package dev.tailor.lucene;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -163,6 +164,31 @@ class FmExecutorTest {
       assertTrue(
           stats.recentRunNanos()[0] >= TimeUnit.MILLISECONDS.toNanos(10),
           "a query that gained a helper at 10 ms ran " + stats.recentRunNanos()[0] + " ns");
+    }
+  }
+
+  /**
+   * Work a query did before it reached the executor (an engine's rewrite) counts in its executed
+   * time: a query entered 300 ms into its work finds its 200 ms boundary passed, and gets helpers
+   * for slices that alone would end long before 200 ms.
+   */
+  @Test
+  void workBeforeTheExecutorCountsInTheExecutedTime() throws Exception {
+    try (FmExecutor fm = new FmExecutor(Tables.constant(0, 200, 0, 0), 4)) {
+      FmSearcher searcher = searcher(fm);
+      SliceProbe probe = new SliceProbe(5);
+      try (FmQueryScope query = fm.enter(TimeUnit.MILLISECONDS.toNanos(300))) {
+        searcher.search(TestIndex.queries(SEED, 1).get(0), probe);
+        assertTrue(query.degree() > 1, "degree " + query.degree() + ", " + fm.stats());
+      }
+      long runNanos = fm.stats().recentRunNanos()[0];
+      assertTrue(runNanos >= TimeUnit.MILLISECONDS.toNanos(300), "run time " + runNanos + " ns");
+      try (FmQueryScope query = fm.enter()) {
+        searcher.search(TestIndex.queries(SEED, 1).get(0), probe);
+        assertEquals(1, query.degree(), "the same query from zero stays before its boundary");
+      }
+      assertThrows(IllegalArgumentException.class, () -> fm.enter(-1));
+      assertEquals(0, fm.load());
     }
   }
 

@@ -3,7 +3,9 @@ package dev.tailor.opensearch;
 import dev.tailor.lucene.FmExecutor;
 import dev.tailor.lucene.FmQueryScope;
 import org.opensearch.index.shard.SearchOperationListener;
+import org.opensearch.search.internal.ReaderContext;
 import org.opensearch.search.internal.SearchContext;
+import org.opensearch.search.internal.ShardSearchContextId;
 
 /**
  * FM's view of a node's searches. OpenSearch's {@code SearchService} calls {@link
@@ -12,23 +14,54 @@ import org.opensearch.search.internal.SearchContext;
  * which also waits for admission), and the open ones are FM's load. {@code ContextIndexSearcher}
  * calls the slice hooks on the thread that runs each slice, caller or helper: they tell FM which
  * slices are claimed and what degree a query reached.
+ *
+ * <p>Before its query phase a shard request has already parsed its query and rewritten it (a fuzzy
+ * query's term expansion happens there), on the same thread, from {@link #onNewReaderContext}
+ * on. That work counts in the query's executed time ({@link FmExecutor#enter(long)}), so that the
+ * node's clock is the one the table was planned on: a Lucene profile times the rewrite too.
  */
 final class FmSearchListener implements SearchOperationListener {
   private final TailorFmPlugin plugin;
   private final ThreadLocal<FmQueryScope> query = new ThreadLocal<>();
   private final ThreadLocal<FmQueryScope> slice = new ThreadLocal<>();
+  /** The reader context this thread opened last, and when: a shard request's start. */
+  private final ThreadLocal<RequestStart> requestStart = new ThreadLocal<>();
+
+  private record RequestStart(ShardSearchContextId context, long nanos) {}
 
   FmSearchListener(TailorFmPlugin plugin) {
     this.plugin = plugin;
   }
 
   @Override
+  public void onNewReaderContext(ReaderContext readerContext) {
+    requestStart.set(new RequestStart(readerContext.id(), System.nanoTime()));
+  }
+
+  @Override
   public void onPreQueryPhase(SearchContext searchContext) {
     plugin.queryPhases.incrementAndGet();
+    RequestStart start = requestStart.get();
+    requestStart.remove();
     FmExecutor fm = plugin.activeFm();
     if (fm != null && !fm.inScope()) {
-      query.set(fm.enter());
+      query.set(fm.enter(executedBefore(start, searchContext)));
     }
+  }
+
+  /**
+   * The work the request did on this thread before its query phase: from its reader context's
+   * creation, if this thread created the query phase's context; else none (a scroll or a point in
+   * time reuses a context, and a DFS phase ran elsewhere).
+   */
+  private static long executedBefore(RequestStart start, SearchContext searchContext) {
+    if (start == null || searchContext.readerContext() == null) {
+      return 0;
+    }
+    if (!start.context().equals(searchContext.readerContext().id())) {
+      return 0;
+    }
+    return Math.max(0, System.nanoTime() - start.nanos());
   }
 
   @Override
