@@ -30,8 +30,9 @@ import org.apache.lucene.util.ThreadInterruptedException;
  *       no exit would come (as tailor's runtime does).
  *   <li><b>The guard</b> ({@link FmPolicy#helpersGranted}, docs/guard.md) sends a helper only to a
  *       free core (of the {@code cores} setting: running queries' callers and helpers each hold
- *       one) and a slice left over, and none while queries wait to start. Between slices a helper
- *       leaves its query when an arrival has left more query threads than cores ({@link
+ *       one, and so does each request an engine reports outside a query, {@link
+ *       #requestStarted}) and a slice left over, and none while queries wait to start. Between
+ *       slices a helper leaves its query when an arrival has left more threads than cores ({@link
  *       FmPolicy#helperYields}). The helper pool has {@code cores - 1} threads. Queries are served
  *       oldest first.
  * </ul>
@@ -79,6 +80,11 @@ public final class FmExecutor implements Executor, Closeable {
   private int delayed;
   /** Helpers sent and not yet back, pending ones included: each holds a core. */
   private int busyHelpers;
+  /**
+   * An engine's requests in flight ({@link #requestStarted}), in a query scope or not. Those
+   * outside one (parsing, fetching, replying) hold a core that FM's queries do not account for.
+   */
+  private int requests;
   private boolean closed;
 
   private final long[] degrees;
@@ -150,6 +156,52 @@ public final class FmExecutor implements Executor, Closeable {
     }
   }
 
+  /**
+   * An engine's request (a whole search, of which the query scope is a part) starts. Requests in
+   * flight outside a query scope hold cores: the guard counts them as taken, so that FM sends no
+   * helper to a core that is parsing, fetching or replying for another request, and {@link
+   * #mayHelp} counts the arriving query's own request among them. Optional: an engine that counts
+   * nothing leaves the guard to FM's own queries. Call {@link #requestFinished} once for each.
+   */
+  public void requestStarted() {
+    lock.lock();
+    try {
+      requests++;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** A request of {@link #requestStarted} ends: the core it held may take a helper. */
+  public void requestFinished() {
+    lock.lock();
+    try {
+      requests = Math.max(0, requests - 1);
+      rebalance();
+      schedule.signal();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Requests in flight outside a query scope, each on a core: those started less the queries in
+   * the system (one request, one query, as for a single-shard search). Under the lock.
+   */
+  private int outside() {
+    return Math.max(0, requests - load);
+  }
+
+  /** Requests in flight, as an engine reports them ({@link #requestStarted}). */
+  public int requestsInFlight() {
+    lock.lock();
+    try {
+      return requests;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Whether the calling thread has a query scope of this executor open. */
   public boolean inScope() {
     FmQueryScope q = CURRENT.get();
@@ -168,7 +220,8 @@ public final class FmExecutor implements Executor, Closeable {
       if (closed || !onExit.isEmpty() || delayed > 0) {
         return false;
       }
-      int free = cores - running.size() - busyHelpers - 1;
+      // The arriving query's own request is among those outside a scope, if the engine counts them.
+      int free = cores - running.size() - busyHelpers - Math.max(1, requests - load);
       return free >= 1 && Double.isFinite(policy.nextIncreaseMs(load + 1, 1));
     } finally {
       lock.unlock();
@@ -378,7 +431,7 @@ public final class FmExecutor implements Executor, Closeable {
       double executedMs = (now - q.startNanos) / 1e6;
       q.wanted = policy.degree(load, executedMs, q.wanted);
       int unclaimed = Math.max(0, q.batchTasks - Math.max(q.sliceStarts, q.taken));
-      int free = Math.max(0, cores - running.size() - busyHelpers);
+      int free = Math.max(0, cores - running.size() - busyHelpers - outside());
       int onIt = q.threads + q.pending;
       int usable = Math.max(0, Math.min(q.wanted - onIt, unclaimed - onIt));
       int n = FmPolicy.helpersGranted(q.wanted, q.threads, q.pending, unclaimed, free, waiting);
@@ -422,7 +475,8 @@ public final class FmExecutor implements Executor, Closeable {
         q.peakThreads = Math.max(q.peakThreads, q.threads);
         Runnable task;
         while (!q.closed && !closed) {
-          if (FmPolicy.helperYields(running.size(), busyHelpers, cores, onExit.size() + delayed)) {
+          int holding = running.size() + outside();
+          if (FmPolicy.helperYields(holding, busyHelpers, cores, onExit.size() + delayed)) {
             if (!q.held.isEmpty()) {
               helpersYielded++;
             }

@@ -109,7 +109,8 @@ public final class FmPolicy {
    * Whether a helper between two of its query's tasks leaves the query (the guard's yield,
    * docs/guard.md): when the query threads now exceed the cores, or queries wait to start.
    *
-   * <p>{@code runningQueries} are the started queries, each with its own caller on a core; {@code
+   * <p>{@code runningQueries} are the started queries, each with its own caller on a core, and any
+   * other work an engine reports on a core ({@link FmExecutor#requestStarted}); {@code
    * busyHelpers} the helpers on queries, this one included. In tailor's runtime a request that
    * finds no free core waits, and a helper gives its core to it between units. An engine's
    * search threads do not wait for FM, so here an arrival takes a core by running; the helper then

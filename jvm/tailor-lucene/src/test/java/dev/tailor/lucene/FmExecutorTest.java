@@ -371,6 +371,38 @@ class FmExecutorTest {
   }
 
   /**
+   * Requests an engine reports ({@link FmExecutor#requestStarted}) hold cores while outside a query
+   * scope: on two cores, a query whose own request is one of two in flight gets no helper, and
+   * gets one as soon as the other request ends.
+   */
+  @Test
+  void requestsOutsideQueriesHoldCoresUntilTheyEnd() throws Exception {
+    try (FmExecutor fm = new FmExecutor(Tables.constant(0, 0), 2)) {
+      fm.requestStarted(); // the arriving query's own request
+      assertTrue(fm.mayHelp(), "a query's own request is the core it runs on");
+      fm.requestStarted(); // another request, replying on the other core
+      assertFalse(fm.mayHelp());
+      runBatch(fm, 8, true);
+      assertEquals(0, fm.stats().helpersSent(), fm.stats().toString());
+      assertEquals(1, fm.stats().recentDegrees()[0]);
+
+      ExecutorService caller = Executors.newSingleThreadExecutor();
+      try {
+        Future<?> query = caller.submit(() -> runBatch(fm, 8, true));
+        sleepMs(10);
+        fm.requestFinished(); // the other request ends while the query runs its 40 ms of slices
+        query.get();
+      } finally {
+        caller.shutdown();
+      }
+      assertTrue(fm.stats().helpersSent() >= 1, fm.stats().toString());
+      assertEquals(2, fm.stats().recentDegrees()[1], fm.stats().toString());
+      fm.requestFinished();
+      assertEquals(0, fm.requestsInFlight());
+    }
+  }
+
+  /**
    * One query of {@code tasks} tasks of 5 ms, submitted as TaskExecutor does (one runnable,
    * tasks - 1 times, then the caller claims what is left); {@code report}: each task reports its
    * slice to the executor, as FmSearcher does.

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import org.opensearch.action.support.ActionFilter;
 import org.opensearch.client.Client;
 import org.opensearch.cluster.metadata.IndexNameExpressionResolver;
 import org.opensearch.cluster.node.DiscoveryNodes;
@@ -46,7 +47,8 @@ import org.opensearch.watcher.ResourceWatcherService;
  * the index searcher's executor ({@link SearchPlugin#getIndexSearcherExecutorProvider()}), so
  * the slices of a concurrent segment search run on the query's own search thread at degree 1 and
  * helpers join them at the FM table's interval times. The load FM reads is the number of shard
- * query phases in flight on the node, counted by a {@link FmSearchListener} on every index.
+ * query phases in flight on the node, counted by a {@link FmSearchListener} on every index; the
+ * search requests in flight ({@link FmRequestFilter}) also hold cores in FM's guard.
  *
  * <p>Settings (node scope):
  *
@@ -194,6 +196,12 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
     return Optional.of(FmDecider.factory(this));
   }
 
+  /** Counts the node's search requests for FM's guard ({@link FmRequestFilter}). */
+  @Override
+  public List<ActionFilter> getActionFilters() {
+    return List.of(new FmRequestFilter(this));
+  }
+
   @Override
   public List<RestHandler> getRestHandlers(
       Settings settings,
@@ -240,6 +248,7 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
     if (fm != null) {
       FmStats s = fm.stats();
       b.field("load", fm.load());
+      b.field("search_requests_in_flight", fm.requestsInFlight());
       b.field("queries", s.queries());
       b.startObject("degrees");
       long[] h = s.degreeHistogram();

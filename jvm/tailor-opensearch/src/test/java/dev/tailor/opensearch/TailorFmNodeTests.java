@@ -132,6 +132,7 @@ public class TailorFmNodeTests extends OpenSearchSingleNodeTestCase {
     assertEquals(after.queries(), ((Number) json.get("queries")).longValue());
     assertEquals(Boolean.TRUE, json.get("enabled"));
     assertEquals(0, ((Number) json.get("query_phases_in_flight")).intValue());
+    assertEquals("every search counted in has left", 0, ((Number) json.get("search_requests_in_flight")).intValue());
     @SuppressWarnings("unchecked")
     Map<String, List<Number>> recent = (Map<String, List<Number>>) json.get("recent");
     assertEquals(50, recent.get("run_us").size());
