@@ -177,8 +177,7 @@ public final class FmExecutor implements Executor, Closeable {
     lock.lock();
     try {
       requests = Math.max(0, requests - 1);
-      rebalance();
-      schedule.signal();
+      rebalance(); // a core is free: a helper withheld for it may go now
     } finally {
       lock.unlock();
     }
@@ -250,6 +249,18 @@ public final class FmExecutor implements Executor, Closeable {
    * @throws IllegalArgumentException if {@code executedNanos} is negative
    */
   public FmQueryScope enter(long executedNanos) {
+    return enter(executedNanos, true);
+  }
+
+  /**
+   * As {@link #enter(long)}, for a query the engine may run sequentially: with {@code sliced}
+   * false (an engine's plain path, no slices), every task the query hands the executor runs at
+   * once on its thread, without FM's lock, and it never gets a helper. Such tasks are an engine's
+   * small per-segment batches (Lucene's term lookups while a weight is built); holding them back
+   * for helpers that cannot come only costs a lock, a re-decision and a scheduler wake-up each.
+   * The query still counts in the load and follows its row's admission.
+   */
+  public FmQueryScope enter(long executedNanos, boolean sliced) {
     if (executedNanos < 0) {
       throw new IllegalArgumentException(
           "executed time must not be negative, found " + executedNanos + " ns");
@@ -264,6 +275,7 @@ public final class FmExecutor implements Executor, Closeable {
       load++;
       q = new FmQueryScope(this, Thread.currentThread(), load, policy.admission(load));
       q.executedBeforeNanos = executedNanos;
+      q.inline = !sliced;
       try {
         admit(q);
       } catch (InterruptedException e) {
@@ -385,7 +397,7 @@ public final class FmExecutor implements Executor, Closeable {
   public void execute(Runnable task) {
     Objects.requireNonNull(task, "task");
     FmQueryScope q = CURRENT.get();
-    if (q == null || q.fm != this || q.caller != Thread.currentThread()) {
+    if (q == null || q.fm != this || q.caller != Thread.currentThread() || q.inline) {
       task.run();
       return;
     }
@@ -405,8 +417,12 @@ public final class FmExecutor implements Executor, Closeable {
         }
         q.held.add(task);
         q.batchTasks++;
-        rebalance();
-        schedule.signal();
+        if (helpable(q)) {
+          // A batch that cannot get a helper yet (no slice of it reported) waits for its first
+          // slice (sliceStarted) rather than wake the scheduler for nothing.
+          rebalance();
+          schedule.signal();
+        }
       }
     } finally {
       lock.unlock();
@@ -455,7 +471,7 @@ public final class FmExecutor implements Executor, Closeable {
    * reports slices, a slice of it has started. Under the lock.
    */
   private boolean helpable(FmQueryScope q) {
-    return !q.held.isEmpty() && !(sliceHooks && q.sliceStarts == 0);
+    return !q.inline && !q.held.isEmpty() && !(sliceHooks && q.sliceStarts == 0);
   }
 
   /** A helper: takes a ticket, then its query's held tasks one by one until none are left. */

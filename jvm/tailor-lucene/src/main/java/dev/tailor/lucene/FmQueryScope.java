@@ -33,6 +33,8 @@ public final class FmQueryScope implements AutoCloseable {
   long startNanos;
   /** Set when an exit admitted it (the paper's e1). */
   boolean released;
+  /** Runs its tasks at once on its caller, unhelped ({@link FmExecutor#enter(long, boolean)}). */
+  boolean inline;
   boolean started;
   volatile boolean closed;
 

@@ -14,6 +14,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.Query;
@@ -386,19 +387,41 @@ class FmExecutorTest {
       assertEquals(0, fm.stats().helpersSent(), fm.stats().toString());
       assertEquals(1, fm.stats().recentDegrees()[0]);
 
-      ExecutorService caller = Executors.newSingleThreadExecutor();
-      try {
-        Future<?> query = caller.submit(() -> runBatch(fm, 8, true));
-        sleepMs(10);
-        fm.requestFinished(); // the other request ends while the query runs its 40 ms of slices
-        query.get();
-      } finally {
-        caller.shutdown();
-      }
+      // The other request ends while the query runs its first slice, with 35 ms of slices left.
+      runBatch(fm, 8, true, fm::requestFinished);
       assertTrue(fm.stats().helpersSent() >= 1, fm.stats().toString());
       assertEquals(2, fm.stats().recentDegrees()[1], fm.stats().toString());
       fm.requestFinished();
       assertEquals(0, fm.requestsInFlight());
+    }
+  }
+
+  /**
+   * A query an engine runs on its plain path ({@code sliced} false) gets its tasks run at once on
+   * its own thread, in the order handed over, and never a helper, even with its row's degree due.
+   */
+  @Test
+  void aQueryOnItsSequentialPathRunsItsTasksAtOnceWithoutHelpers() throws Exception {
+    try (FmExecutor fm = new FmExecutor(Tables.constant(0, 0, 0, 0), 4)) {
+      Thread caller = Thread.currentThread();
+      List<Integer> ran = new ArrayList<>();
+      try (FmQueryScope query = fm.enter(0, false)) {
+        assertEquals(1, fm.load());
+        for (int i = 0; i < 8; i++) {
+          int id = i;
+          fm.execute(
+              () -> {
+                assertEquals(caller, Thread.currentThread());
+                ran.add(id);
+              });
+          assertEquals(i + 1, ran.size(), "task " + i + " ran before execute returned");
+        }
+        assertEquals(1, query.degree());
+      }
+      assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7), ran);
+      assertEquals(0, fm.stats().helpersSent());
+      assertEquals(1, fm.stats().queriesAtDegree(1));
+      assertEquals(0, fm.load());
     }
   }
 
@@ -408,11 +431,20 @@ class FmExecutorTest {
    * slice to the executor, as FmSearcher does.
    */
   private static void runBatch(FmExecutor fm, int tasks, boolean report) {
+    runBatch(fm, tasks, report, () -> {});
+  }
+
+  /** As above; {@code first} runs once, inside the first task to start. */
+  private static void runBatch(FmExecutor fm, int tasks, boolean report, Runnable first) {
     AtomicInteger next = new AtomicInteger();
+    AtomicBoolean started = new AtomicBoolean();
     CountDownLatch done = new CountDownLatch(tasks);
     Runnable task =
         () -> {
           FmQueryScope slice = report ? fm.sliceStarted() : null;
+          if (started.compareAndSet(false, true)) {
+            first.run();
+          }
           sleepMs(5);
           fm.sliceFinished(slice);
           done.countDown();

@@ -2,6 +2,7 @@ package dev.tailor.opensearch;
 
 import dev.tailor.lucene.FmExecutor;
 import dev.tailor.lucene.FmQueryScope;
+import org.opensearch.action.search.SearchType;
 import org.opensearch.index.shard.SearchOperationListener;
 import org.opensearch.search.internal.ReaderContext;
 import org.opensearch.search.internal.SearchContext;
@@ -38,6 +39,12 @@ final class FmSearchListener implements SearchOperationListener {
     requestStart.set(new RequestStart(readerContext.id(), System.nanoTime()));
   }
 
+  /** A point in time's context is made now and searched later: no request starts here. */
+  @Override
+  public void onNewPitContext(ReaderContext readerContext) {
+    requestStart.remove();
+  }
+
   @Override
   public void onPreQueryPhase(SearchContext searchContext) {
     plugin.queryPhases.incrementAndGet();
@@ -45,17 +52,25 @@ final class FmSearchListener implements SearchOperationListener {
     requestStart.remove();
     FmExecutor fm = plugin.activeFm();
     if (fm != null && !fm.inScope()) {
-      query.set(fm.enter(executedBefore(start, searchContext)));
+      // A search OpenSearch runs unsliced (mode auto, and FM's decider said no) still hands
+      // Lucene's term lookups to the executor: those run at once on its thread.
+      query.set(fm.enter(executedBefore(start, searchContext), searchContext.shouldUseConcurrentSearch()));
     }
   }
 
   /**
    * The work the request did on this thread before its query phase: from its reader context's
-   * creation, if this thread created the query phase's context; else none (a scroll or a point in
-   * time reuses a context, and a DFS phase ran elsewhere).
+   * creation, if this thread created the query phase's context for it; else none. A scroll's later
+   * pages and a point in time's searches reuse a context made earlier, and a DFS query phase's
+   * context was made by its DFS phase, whose thread then waited for the other shards: neither
+   * has its own start here.
    */
   private static long executedBefore(RequestStart start, SearchContext searchContext) {
     if (start == null || searchContext.readerContext() == null) {
+      return 0;
+    }
+    if (searchContext.request() != null
+        && searchContext.request().searchType() == SearchType.DFS_QUERY_THEN_FETCH) {
       return 0;
     }
     if (!start.context().equals(searchContext.readerContext().id())) {

@@ -58,6 +58,8 @@ import org.opensearch.watcher.ResourceWatcherService;
  *   <li>{@code tailor.fm.table}: the fm-table.json that {@code tailor plan fm} writes, resolved
  *       under the node's config directory (an absolute path is taken as is). Required to enable.
  *   <li>{@code tailor.fm.cores} (default: available processors): the cores FM's guard shares.
+ *   <li>{@code tailor.fm.count_search_requests} (default true): the guard counts the searches
+ *       the node coordinates as holding cores outside their query phases.
  * </ul>
  *
  * <p>Observability: {@code GET /_tailor/fm/stats} ({@link RestFmStatsAction}).
@@ -67,12 +69,22 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
       Setting.boolSetting("tailor.fm.enabled", false, Property.NodeScope, Property.Dynamic);
   public static final Setting<String> TABLE =
       Setting.simpleString("tailor.fm.table", Property.NodeScope);
+  /**
+   * Whether FM's guard counts the searches this node coordinates as holding its cores outside
+   * their query phases ({@link FmRequestFilter}). Right where a node serves the searches it
+   * coordinates (one node, or clients that send each search to the node holding its shard); on
+   * a cluster whose nodes coordinate searches of other nodes' shards it overcounts, and should be
+   * off.
+   */
+  public static final Setting<Boolean> COUNT_SEARCH_REQUESTS =
+      Setting.boolSetting("tailor.fm.count_search_requests", true, Property.NodeScope);
   public static final Setting<Integer> CORES =
       Setting.intSetting(
           "tailor.fm.cores", Runtime.getRuntime().availableProcessors(), 1, Property.NodeScope);
 
   private final Path tablePath;
   private final int cores;
+  private final boolean countSearchRequests;
   /** The executor, or null if no table is configured: then the plugin only passes slices on. */
   private final FmExecutor fm;
   private volatile boolean enabled;
@@ -86,6 +98,7 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
    */
   public TailorFmPlugin(Settings settings, Path configPath) {
     this.cores = CORES.get(settings);
+    this.countSearchRequests = COUNT_SEARCH_REQUESTS.get(settings);
     this.enabled = ENABLED.get(settings);
     String table = TABLE.get(settings);
     if (table.isEmpty()) {
@@ -140,7 +153,7 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
 
   @Override
   public List<Setting<?>> getSettings() {
-    return List.of(ENABLED, TABLE, CORES);
+    return List.of(ENABLED, TABLE, CORES, COUNT_SEARCH_REQUESTS);
   }
 
   @Override
@@ -196,10 +209,10 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
     return Optional.of(FmDecider.factory(this));
   }
 
-  /** Counts the node's search requests for FM's guard ({@link FmRequestFilter}). */
+  /** Counts the node's search requests for FM's guard ({@link FmRequestFilter}), unless off. */
   @Override
   public List<ActionFilter> getActionFilters() {
-    return List.of(new FmRequestFilter(this));
+    return countSearchRequests ? List.of(new FmRequestFilter(this)) : List.of();
   }
 
   @Override

@@ -75,7 +75,8 @@ public class PluginZipIT extends OpenSearchTestCase {
           plugin.getClass().getClassLoader());
       assertTrue(((SearchPlugin) plugin).getIndexSearcherExecutorProvider().isPresent());
       assertEquals(
-          List.of("tailor.fm.enabled", "tailor.fm.table", "tailor.fm.cores"),
+          List.of(
+              "tailor.fm.enabled", "tailor.fm.table", "tailor.fm.cores", "tailor.fm.count_search_requests"),
           plugin.getSettings().stream().map(Setting::getKey).collect(Collectors.toList()));
       assertTrue(info.getExtendedPlugins().isEmpty());
     } finally {

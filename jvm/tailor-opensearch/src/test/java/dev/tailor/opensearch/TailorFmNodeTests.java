@@ -17,6 +17,7 @@ import org.hamcrest.MatcherAssert;
 import org.opensearch.action.bulk.BulkRequestBuilder;
 import org.opensearch.action.search.SearchResponse;
 import org.opensearch.action.support.WriteRequest;
+import org.opensearch.action.support.ActionFilters;
 import org.opensearch.common.settings.Settings;
 import org.opensearch.common.xcontent.XContentHelper;
 import org.opensearch.core.rest.RestStatus;
@@ -133,6 +134,9 @@ public class TailorFmNodeTests extends OpenSearchSingleNodeTestCase {
     assertEquals(Boolean.TRUE, json.get("enabled"));
     assertEquals(0, ((Number) json.get("query_phases_in_flight")).intValue());
     assertEquals("every search counted in has left", 0, ((Number) json.get("search_requests_in_flight")).intValue());
+    assertTrue(
+        "the node runs FM's request filter",
+        Arrays.stream(getInstanceFromNode(ActionFilters.class).filters()).anyMatch(f -> f instanceof FmRequestFilter));
     @SuppressWarnings("unchecked")
     Map<String, List<Number>> recent = (Map<String, List<Number>>) json.get("recent");
     assertEquals(50, recent.get("run_us").size());

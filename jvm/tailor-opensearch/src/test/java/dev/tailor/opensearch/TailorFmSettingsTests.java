@@ -16,7 +16,8 @@ public class TailorFmSettingsTests extends OpenSearchTestCase {
       assertNull(plugin.fm());
       assertNull(plugin.activeFm());
       assertFalse(plugin.enabled());
-      assertEquals(3, plugin.getSettings().size());
+      assertEquals(4, plugin.getSettings().size());
+      assertEquals("the request count is on by default", 1, plugin.getActionFilters().size());
     }
   }
 
@@ -59,6 +60,13 @@ public class TailorFmSettingsTests extends OpenSearchTestCase {
       assertNotNull(plugin.activeFm());
       assertEquals(3, plugin.fm().cores());
       assertEquals(4, plugin.fm().policy().table().maxDegree());
+    }
+  }
+
+  public void testTheRequestCountCanBeTurnedOff() throws Exception {
+    Settings s = Settings.builder().put("tailor.fm.count_search_requests", false).build();
+    try (TailorFmPlugin plugin = new TailorFmPlugin(s, createTempDir())) {
+      assertTrue(plugin.getActionFilters().isEmpty());
     }
   }
 
