@@ -208,6 +208,20 @@ public final class FmExecutor implements Executor, Closeable {
   }
 
   /**
+   * Whether a task the calling thread hands over now may be held for a helper: it has a query scope
+   * of this executor open, as its caller, and the query is not on its sequential path ({@link
+   * #enter(long, boolean)}). Otherwise {@link #execute} runs the task at once on this thread.
+   */
+  public boolean mayHoldTasks() {
+    FmQueryScope q = CURRENT.get();
+    return q != null
+        && q.fm == this
+        && !q.closed
+        && !q.inline
+        && q.caller == Thread.currentThread();
+  }
+
+  /**
    * Whether a query arriving now could get a helper: nothing waits to start, a core stays free
    * after the query takes its own, and the table's row for the load it would find raises the
    * degree at some executed time. An engine can run a query that cannot on its plain sequential
@@ -348,7 +362,7 @@ public final class FmExecutor implements Executor, Closeable {
     running.add(q);
     peakThreads = Math.max(peakThreads, running.size() + busyHelpers);
     rebalance();
-    schedule.signal();
+    wakeSchedulerIfNeeded();
   }
 
   /** The query leaves (its scope closes). */
@@ -382,7 +396,7 @@ public final class FmExecutor implements Executor, Closeable {
         exits.signalAll();
       }
       rebalance();
-      schedule.signal();
+      wakeSchedulerIfNeeded();
     } finally {
       lock.unlock();
     }
@@ -464,6 +478,21 @@ public final class FmExecutor implements Executor, Closeable {
     }
     peakHelpers = Math.max(peakHelpers, busyHelpers);
     peakThreads = Math.max(peakThreads, running.size() + busyHelpers);
+  }
+
+  /**
+   * Wakes the scheduler to re-read its next boundary, if any running query has one to wait for:
+   * an arrival or an exit changes the load, and so the rows. Queries with nothing held (unsliced
+   * ones, or between batches) need no wake-up; a batch that becomes helpable wakes it itself.
+   * Under the lock.
+   */
+  private void wakeSchedulerIfNeeded() {
+    for (FmQueryScope q : running) {
+      if (helpable(q)) {
+        schedule.signal();
+        return;
+      }
+    }
   }
 
   /**

@@ -10,8 +10,8 @@ import org.opensearch.common.util.concurrent.ThreadContext;
 /**
  * The index searcher's executor. {@code SearchPlugin.ExecutorServiceProvider} asks for an {@link
  * ExecutorService}; Lucene's {@code TaskExecutor} only calls {@link #execute}. A task submitted
- * from a search thread inside an FM query goes to {@link FmExecutor}, which holds it for a helper;
- * any other task (FM off, or a query phase that began while it was off) goes to OpenSearch's
+ * from a search thread inside an FM query goes to {@link FmExecutor}, which holds it for a helper,
+ * unless the query runs unsliced: then it runs at once on that thread. Any other task (FM off, or a query phase that began while it was off) goes to OpenSearch's
  * {@code index_searcher} pool, as without the plugin.
  *
  * <p>Tasks held for FM carry the submitter's {@link ThreadContext}, as the {@code index_searcher}
@@ -38,8 +38,11 @@ final class FmExecutorService extends AbstractExecutorService {
   @Override
   public void execute(Runnable command) {
     FmExecutor fm = plugin.fm();
-    if (fm != null && fm.inScope()) {
+    if (fm != null && fm.mayHoldTasks()) {
       fm.execute(wrap(command));
+    } else if (fm != null && fm.inScope()) {
+      // An unsliced FM query (or a helper's own task): it runs here, in this thread's context.
+      command.run();
     } else {
       indexSearcher.execute(command);
     }
