@@ -53,11 +53,17 @@ The script runs a private copy of the binary, so a rebuild during the check is h
 
 The JVM workload (issue 40: OpenSearch with the tailor-fm plugin against its own modes `all`
 and `none`, on the same GCIDE and queries) is scripts/opensearch-live.py; at 16 cores it takes
-the machine's cores by default. A machine without Maven or a network runs it from what
-`python3 scripts/opensearch-live.py --pack .live/jvm` copies (about 50 MiB of jars), with
-`--prebuilt .live/jvm --tailor .live/tailor --gcide-dir .live`; it needs Java 17 there. With
-the binary and GCIDE's files that is about 80 MiB, more than the 64 MiB a lent machine's carry
-holds: it has not run at 16 cores, and the pack has yet to be trimmed for it.
+the machine's cores by default. A machine without Maven or a network runs it from a pack of
+the jars, written here as one xz archive (jars stored uncompressed inside, so that xz compresses
+the classes: 24 MiB instead of about 47):
+    python3 scripts/opensearch-live.py --pack .live/jvm --pack-xz .live/jvm.tar.xz && rm -rf .live/jvm
+With the stripped binary (14 MiB) and GCIDE's two files (17 MiB) the carry `.live` is about
+55 MiB. There (Java 17 and Python 3.11 needed; an 8-minute budget):
+    tar -xJf .live/jvm.tar.xz -C /tmp && python3 scripts/opensearch-live.py --prebuilt /tmp/jvm \
+        --tailor .live/tailor --gcide-dir .live --out "$OUT/os" --scratch /tmp/os \
+        --tailor-data /tmp/os-data --max-slice-count 16 --latency-bound-share 0.15 \
+        --rounds 3 --seconds 8 --profile-queries 200 --repeat 2 --low-load 0.02
+The unpacked pack ran `--quick` here (2026-11-28); it has not run at 16 cores.
 
 Standard library only (Python 3.11). Exit status 0 when the check ran, whatever it
 found; non-zero only when it could not run (no binary, no profile, no capacity).

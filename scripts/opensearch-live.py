@@ -35,6 +35,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tarfile
 import time
 import urllib.error
 import urllib.request
@@ -120,8 +121,19 @@ def prebuilt_jvm(d):
     return ":".join(node_cp), ":".join(lucene_cp), d / PLUGIN_ZIP.name
 
 
+def copy_stored(src, dst):
+    """Copies a jar or zip with its entries stored, not deflated, so that an xz archive of the pack
+    compresses the classes themselves (about twice as well as xz over deflated jars)."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            data = zin.read(info)
+            info.compress_type = zipfile.ZIP_STORED
+            zout.writestr(info, data)
+
+
 def pack_jvm(a, node_cp, lucene_cp):
-    """Copies what a run needs into --pack DIR, for a machine without Maven or a network."""
+    """Copies what a run needs into --pack DIR, for a machine without Maven or a network, and with
+    --pack-xz also writes DIR as one xz archive (what a lent machine's carry can hold)."""
     d = Path(a.pack)
     shutil.rmtree(d, ignore_errors=True)
     node_jars = {Path(j).name for j in node_cp.split(":")}
@@ -130,12 +142,19 @@ def pack_jvm(a, node_cp, lucene_cp):
         for j in cp.split(":"):
             # The profiler's Lucene and jackson-core come from node-lib.
             if j.endswith(".jar") and (sub == "node-lib" or Path(j).name not in node_jars):
-                shutil.copy(j, d / sub)
+                copy_stored(j, d / sub / Path(j).name)
     shutil.copytree(TEST_CLASSES / "dev" / "tailor" / "opensearch" / "bench",
                     d / "classes" / "dev" / "tailor" / "opensearch" / "bench")
-    shutil.copy(PLUGIN_ZIP, d)
+    copy_stored(PLUGIN_ZIP, d / PLUGIN_ZIP.name)
     size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
     log(f"packed {d}: {size / 2**20:.1f} MiB; run with --prebuilt {d}")
+    if a.pack_xz:
+        xz = Path(a.pack_xz)
+        log(f"writing {xz} (xz -9, a minute or two)")
+        with tarfile.open(xz, "w:xz", preset=9) as t:
+            t.add(d, arcname=d.name)
+        log(f"wrote {xz}: {xz.stat().st_size / 2**20:.1f} MiB; unpack with tar -xJf {xz} -C DIR, "
+            f"then run with --prebuilt DIR/{d.name}")
 
 
 def build_jvm(a):
@@ -390,10 +409,14 @@ def main():
     p.add_argument("--quick", action="store_true", help="a small trial of every step, not a result")
     p.add_argument("--pack", default=None, metavar="DIR",
                    help="only build and copy the jars, the plugin zip and BenchNode into DIR (about 50 MiB)")
+    p.add_argument("--pack-xz", default=None, metavar="FILE",
+                   help="with --pack: also write the pack as one .tar.xz (for a lent machine's carry)")
     p.add_argument("--prebuilt", default=None, metavar="DIR", help="use what --pack wrote instead of Maven")
     p.add_argument("--summarize", nargs="+", metavar="DIR", default=None,
                    help="only rewrite report.md of earlier runs from their results.json")
     a = p.parse_args()
+    if a.pack_xz and not a.pack:
+        p.error("--pack-xz needs --pack DIR")
     if a.summarize:
         for d in a.summarize:
             res = json.loads((Path(d) / "results.json").read_text())
