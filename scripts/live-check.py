@@ -59,9 +59,9 @@ the classes: 24 MiB instead of about 47):
     python3 scripts/opensearch-live.py --pack .live/jvm --pack-xz .live/jvm.tar.xz && rm -rf .live/jvm
 With the stripped binary (14 MiB) and GCIDE's two files (17 MiB) the carry `.live` is about
 55 MiB. There (Java 17 and Python 3.11 needed; an 8-minute budget):
-    tar -xJf .live/jvm.tar.xz -C /tmp && python3 scripts/opensearch-live.py --prebuilt /tmp/jvm \
-        --tailor .live/tailor --gcide-dir .live --out "$OUT/os" --scratch /tmp/os \
-        --tailor-data /tmp/os-data --max-slice-count 16 --latency-bound-share 0.15 \
+    tar -xJf .live/jvm.tar.xz -C /tmp && python3 scripts/opensearch-live.py --prebuilt /tmp/jvm \\
+        --tailor .live/tailor --gcide-dir .live --out "$OUT/os" --scratch /tmp/os \\
+        --tailor-data /tmp/os-data --max-slice-count 16 --latency-bound-share 0.15 \\
         --rounds 3 --seconds 8 --profile-queries 200 --repeat 2 --low-load 0.02
 The unpacked pack ran `--quick` here (2026-11-28); it has not run at 16 cores.
 
