@@ -213,7 +213,11 @@ public final class FmExecutor implements Executor, Closeable {
    * #enter(long, boolean)}). Otherwise {@link #execute} runs the task at once on this thread.
    */
   public boolean mayHoldTasks() {
-    FmQueryScope q = CURRENT.get();
+    return mayHold(CURRENT.get());
+  }
+
+  /** Whether the calling thread's scope {@code q} may have tasks held ({@link #mayHoldTasks}). */
+  private boolean mayHold(FmQueryScope q) {
     return q != null
         && q.fm == this
         && !q.closed
@@ -411,7 +415,7 @@ public final class FmExecutor implements Executor, Closeable {
   public void execute(Runnable task) {
     Objects.requireNonNull(task, "task");
     FmQueryScope q = CURRENT.get();
-    if (q == null || q.fm != this || q.caller != Thread.currentThread() || q.inline) {
+    if (!mayHold(q)) {
       task.run();
       return;
     }

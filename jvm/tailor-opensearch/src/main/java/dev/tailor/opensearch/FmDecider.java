@@ -13,10 +13,10 @@ import org.opensearch.search.deciders.ConcurrentSearchRequestDecider;
  * helper ({@link FmExecutor#mayHelp}), else run it on OpenSearch's plain sequential path.
  *
  * <p>A sliced query at degree 1 costs more than the same query unsliced (likely because each
- * slice has its own collector and its own top-k threshold). Measured on GCIDE with 16 slices on 2 vCPUs, FM with a
- * table that never sends a helper had a mean latency 1.1-1.6x mode {@code none}'s at 45-75% load,
- * paired by round (docs/opensearch.md, run degree1). A query that finds no free core on arrival
- * would pay that and gain nothing, so it runs unsliced. This is tailor's departure from the
+ * slice has its own collector and its own top-k threshold). Measured on GCIDE with 16 slices on 2
+ * vCPUs, FM with a table that never sends a helper had a mean latency 1.1-1.6x mode {@code
+ * none}'s at 45-75% load, paired by round (docs/opensearch.md, run degree1). A query that finds
+ * no free core on arrival would pay that and gain nothing, so it runs unsliced. This is tailor's departure from the
  * FM paper (Haque et al., ASPLOS 2015, §4.2), whose Lucene requests were always divisible at no
  * cost: the choice of path is made once, on arrival, and such a query stays at degree 1 even if a
  * core frees later.

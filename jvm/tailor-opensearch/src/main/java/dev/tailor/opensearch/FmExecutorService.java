@@ -11,8 +11,9 @@ import org.opensearch.common.util.concurrent.ThreadContext;
  * The index searcher's executor. {@code SearchPlugin.ExecutorServiceProvider} asks for an {@link
  * ExecutorService}; Lucene's {@code TaskExecutor} only calls {@link #execute}. A task submitted
  * from a search thread inside an FM query goes to {@link FmExecutor}, which holds it for a helper,
- * unless the query runs unsliced: then it runs at once on that thread. Any other task (FM off, or a query phase that began while it was off) goes to OpenSearch's
- * {@code index_searcher} pool, as without the plugin.
+ * unless the query runs unsliced: then it runs at once on that thread. Any other task (FM off, or
+ * a query phase that began while it was off) goes to OpenSearch's {@code index_searcher} pool, as
+ * without the plugin.
  *
  * <p>Tasks held for FM carry the submitter's {@link ThreadContext}, as the {@code index_searcher}
  * pool's do. TaskExecutor submits one runnable count - 1 times and FmExecutor recognises a batch by
