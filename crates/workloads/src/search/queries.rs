@@ -140,9 +140,11 @@ impl QuerySpec {
     /// The same search as an OpenSearch (or Elasticsearch) `_search` body over a `body`
     /// text field: `term`, `bool` of `must` or `should` terms, `match_phrase`, `prefix`
     /// (tantivy's `PREFIX.*` over the term dictionary), `fuzzy` with transpositions
-    /// counted as one edit (tantivy's `FuzzyTermQuery` as built above; tantivy takes every
-    /// term within the distance, OpenSearch at most `max_expansions`, here 1,024, its
-    /// default clause limit). `size` is the
+    /// counted as one edit and the `constant_score` rewrite: tantivy's `FuzzyTermQuery`
+    /// as built above matches every term within the distance at a constant score, and
+    /// enumerates them segment by segment. (OpenSearch's default, a scoring rewrite of
+    /// the best `max_expansions` terms, is a different search, and it enumerates every
+    /// segment's terms serially before any slice runs.) `size` is the
     /// documents loaded ([`QuerySpec::limits`]); a re-rank also rescores its best 1,000
     /// candidates with the same query, the nearest OpenSearch has to collecting 1,000 and
     /// loading 100. Hit counts are not tracked (tantivy's top-k collector does not count).
@@ -161,7 +163,7 @@ impl QuerySpec {
             QuerySpec::Prefix { prefix } => json!({"prefix": {"body": prefix}}),
             QuerySpec::Fuzzy { term: t, distance } => json!({"fuzzy": {"body": {
                 "value": t, "fuzziness": distance, "transpositions": true,
-                "prefix_length": 0, "max_expansions": 1024}}}),
+                "prefix_length": 0, "rewrite": "constant_score"}}}),
         };
         let (candidates, loaded) = self.limits();
         let mut body = json!({"query": query, "size": loaded, "track_total_hits": false});
@@ -481,6 +483,9 @@ mod tests {
         .opensearch_body();
         assert_eq!(fuzzy["query"]["fuzzy"]["body"]["fuzziness"], 2);
         assert_eq!(fuzzy["query"]["fuzzy"]["body"]["transpositions"], true);
+        // tantivy's fuzzy query: every term within the distance, at a constant score.
+        assert_eq!(fuzzy["query"]["fuzzy"]["body"]["rewrite"], "constant_score");
+        assert!(fuzzy["query"]["fuzzy"]["body"].get("max_expansions").is_none());
         let rerank = QuerySpec::Rerank { terms: terms() }.opensearch_body();
         assert_eq!(rerank["size"], 100);
         assert_eq!(rerank["rescore"]["window_size"], 1000);

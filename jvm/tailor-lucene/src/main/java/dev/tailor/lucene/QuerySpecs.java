@@ -11,6 +11,7 @@ import org.apache.lucene.index.Term;
 import org.apache.lucene.search.BooleanClause.Occur;
 import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.FuzzyQuery;
+import org.apache.lucene.search.MultiTermQuery;
 import org.apache.lucene.search.PhraseQuery;
 import org.apache.lucene.search.PrefixQuery;
 import org.apache.lucene.search.Query;
@@ -105,10 +106,19 @@ public final class QuerySpecs {
           if (distance < 1 || distance > 2) {
             throw new IllegalArgumentException("fuzzy distance must be 1 or 2");
           }
-          // Transpositions count as one edit, as tantivy's FuzzyTermQuery is built in tailor;
-          // tantivy expands to every term within the distance, Lucene to at most 1,024 here
-          // (its clause limit).
-          Query q = new FuzzyQuery(new Term(FIELD, text(spec, "term")), distance, 0, 1024, true);
+          // tantivy's FuzzyTermQuery as tailor builds it: transpositions count as one edit, and
+          // every term within the distance matches at a constant score, enumerated segment by
+          // segment (so in the slices). Lucene's default rewrite would score the best terms
+          // instead, and enumerate every segment's terms serially before any slice runs. The
+          // same search as QuerySpec::opensearch_body's "rewrite": "constant_score".
+          Query q =
+              new FuzzyQuery(
+                  new Term(FIELD, text(spec, "term")),
+                  distance,
+                  0,
+                  FuzzyQuery.defaultMaxExpansions,
+                  true,
+                  MultiTermQuery.CONSTANT_SCORE_REWRITE);
           return new Spec("fuzzy" + distance, q, TOP_K, TOP_K);
         }
       default:

@@ -9,6 +9,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import org.apache.lucene.search.FuzzyQuery;
+import org.apache.lucene.search.MultiTermQuery;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -66,6 +68,19 @@ class LuceneProfileTest {
     assertEquals("request,part,ms", parts.get(0));
     // One part per segment for each query at degree 1.
     assertEquals(7 * 8, parts.size() - 1);
+  }
+
+  @Test
+  void aFuzzyQueryIsTantivysEveryTermAtAConstantScore() throws Exception {
+    Path queries = dir.resolve("fuzzy.jsonl");
+    Files.write(queries, List.of("{\"kind\":\"fuzzy\",\"term\":\"hrose\",\"distance\":2}"));
+    QuerySpecs.Spec spec = QuerySpecs.read(queries).get(0);
+    assertEquals("fuzzy2", spec.label());
+    FuzzyQuery q = (FuzzyQuery) spec.query();
+    assertEquals(2, q.getMaxEdits());
+    assertTrue(q.getTranspositions());
+    // Enumerated per segment, inside the slices, as tantivy does; not a serial top-terms rewrite.
+    assertEquals(MultiTermQuery.CONSTANT_SCORE_REWRITE, q.getRewriteMethod());
   }
 
   @Test
