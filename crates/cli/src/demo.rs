@@ -136,7 +136,9 @@ pub(crate) struct DemoArgs {
     /// Seed of the arrivals and of the queries each request runs.
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
-    /// Where the chart (latency.png, latency.svg) and the JSON lines (demo.jsonl) go.
+    /// Where the chart (latency.png, latency.svg), the JSON lines (demo.jsonl), the
+    /// profile (profile.csv) and the tables (fm-table.json, adaptive-table.json) go; the
+    /// demo ends by printing the `tailor serve` command that runs FM with them.
     #[arg(long, default_value = "tailor-demo")]
     pub(crate) out_dir: PathBuf,
 }
@@ -193,7 +195,7 @@ pub(crate) const MODEL_CHECK_MAX_LOAD: f64 = 0.75;
 
 /// FM's grid step and self-scheduling quantum, in ms: queries take 0.1 to 20 ms, so the
 /// paper's 5 ms would be longer than most of them.
-pub(crate) const STEP_MS: f64 = 0.25;
+pub(crate) const STEP_MS: f64 = tailor_plan::FINEST_STEP_MS;
 
 pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
     let started = Instant::now();
@@ -246,6 +248,13 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
         "planning FM (tailor plan fm) and Adaptive (tailor plan adaptive)",
     );
     let tables = plan(&args, &profile, cores)?;
+    let plans = crate::demo_keep::keep_plans(&args.out_dir, &profile, &tables)?;
+    eprintln!(
+        "    kept {}, {} and {}",
+        plans.profile.display(),
+        plans.fm.display(),
+        plans.adaptive.display()
+    );
     let scheduler = args.scheduler.resolve()?;
 
     // The loads are fractions of SEQ's live capacity, given or probed.
@@ -619,6 +628,13 @@ pub(crate) fn run(mut args: DemoArgs) -> anyhow::Result<()> {
         }
         Err(e) => eprintln!("tailor: no chart: {e:#}"),
     }
+    eprintln!(
+        "serve the search with FM and this table (its quantum is the table's step, {} ms):\n  \
+         {}\nand drive it open loop from another terminal, here at 60% of SEQ's capacity:\n  {}",
+        STEP_MS,
+        crate::demo_keep::serve_command(&plans, cores, &args.search.flags()),
+        crate::demo_keep::load_command(&prepared.queries_path, 0.6 * capacity, 20.0)
+    );
     eprintln!("done in {:.0} s", started.elapsed().as_secs_f64());
     Ok(())
 }

@@ -4,6 +4,7 @@ mod bounds;
 mod calibrate;
 mod chart;
 mod demo;
+mod demo_keep;
 mod demo_profile;
 mod demo_report;
 mod demo_setup;

@@ -13,8 +13,8 @@ use tailor_core::{
 };
 use tailor_plan::{
     binned_problem, default_max_degree, plan_adaptive, plan_fm, plan_fm_exhaustive, plan_rc,
-    plan_tail_control, AdaptiveParams, FmParams, FmProblem, TailControlParams, WaitModel,
-    EFFICIENCY_THRESHOLD,
+    plan_tail_control, AdaptiveParams, FmDefaults, FmParams, FmProblem, TailControlParams,
+    WaitModel, EFFICIENCY_THRESHOLD,
 };
 use tailor_sim::{simulate, SimConfig};
 
@@ -168,18 +168,21 @@ pub(crate) struct FmArgs {
     /// threads block (I/O, locks), as the paper's 24 on 15 cores did (§6.1).
     #[arg(long, value_parser = bounds::POSITIVE)]
     target_parallelism: Option<f64>,
-    /// The interval grid step in ms.
+    /// The interval grid step in ms. Default: 0.25, or the coarsest multiple of it that
+    /// keeps y within 150 grid points, as `tailor demo` plans (tailor_plan::FmDefaults).
     #[arg(long, value_parser = bounds::MS)]
-    step_ms: f64,
-    /// y: the largest interval in ms (a multiple of the step).
+    step_ms: Option<f64>,
+    /// y: the largest interval in ms (a multiple of the step). Default: the profile's
+    /// longest t1, rounded up to the grid (the FM paper's choice, §4.1).
     #[arg(long, value_parser = bounds::MS0)]
-    max_interval_ms: f64,
-    /// beta: the percentile to minimize, in (0, 1], e.g. 0.99.
+    max_interval_ms: Option<f64>,
+    /// beta: the percentile to minimize, in (0, 1]. Default: 0.99.
     #[arg(long, value_parser = bounds::FRACTION)]
-    percentile: f64,
-    /// Q: plan loads 1..=Q.
+    percentile: Option<f64>,
+    /// Q: plan loads 1..=Q. Default: twice the cores (the target parallelism, rounded up,
+    /// without --cores).
     #[arg(long, value_parser = bounds::COUNT)]
-    max_load: usize,
+    max_load: Option<usize>,
     #[command(flatten)]
     output: OutputArgs,
     /// Group requests into K equal-width demand bins (the paper's faster approximation)
@@ -217,7 +220,8 @@ pub(crate) struct FmArgs {
     /// Search only schedules that step through these degrees, such as 1,2,4,8: from 1
     /// up to --max-degree, skipping the rest (they get zero intervals in the table), so
     /// a high --max-degree costs the search as many intervals as the list has entries
-    /// (docs/fm-planner.md, "A ladder of degrees"). Default: every degree.
+    /// (docs/fm-planner.md, "A ladder of degrees"). Default: every degree, or without
+    /// --step-ms the doubling ladder 1,2,4,8,16 below --max-degree and --max-degree itself.
     #[arg(
         long,
         value_name = "D1,D2,...",
@@ -317,24 +321,34 @@ fn fm(args: FmArgs) -> anyhow::Result<()> {
             n
         }
     };
+    let defaults = FmDefaults::for_profile(
+        &profile,
+        cores.unwrap_or(target_parallelism.ceil().max(1.0) as usize),
+        max_degree,
+    );
+    let derived = derived_flags(&args, &defaults);
+    if !derived.is_empty() {
+        eprintln!("from the profile: {}", derived.join(" "));
+    }
     let params = FmParams {
         max_degree,
         target_parallelism,
-        step_ms: args.step_ms,
-        max_interval_ms: args.max_interval_ms,
-        percentile: args.percentile,
-        max_load: args.max_load,
+        step_ms: args.step_ms.unwrap_or(defaults.step_ms),
+        max_interval_ms: args.max_interval_ms.unwrap_or(defaults.max_interval_ms),
+        percentile: args.percentile.unwrap_or(defaults.percentile),
+        max_load: args.max_load.unwrap_or(defaults.max_load),
         wait_model: match args.wait_model {
             Waits::Paper => WaitModel::Paper,
             Waits::Running => WaitModel::Running,
         },
         thread_model: args.thread_model.into(),
     };
-    let degrees = args.degrees.clone().map(|d| {
-        d.into_iter()
-            .filter(|&d| d <= max_degree)
-            .collect::<Vec<_>>()
-    });
+    let degrees = match (&args.degrees, args.step_ms, args.bins) {
+        (Some(d), _, _) => Some(d.iter().copied().filter(|&d| d <= max_degree).collect()),
+        // The profile's own grid plans over the ladder, as the demo does.
+        (None, None, None) => Some(defaults.degrees.clone()),
+        _ => None,
+    };
     let exact = match &degrees {
         Some(degrees) => FmProblem::with_degrees(&profile, params.clone(), degrees)?,
         None => FmProblem::new(&profile, params.clone())?,
@@ -406,6 +420,29 @@ fn fm(args: FmArgs) -> anyhow::Result<()> {
         TableFormat::Json => table.write(w),
         TableFormat::Table => print_fm_table(&table, w),
     })
+}
+
+/// The flags `tailor plan fm` takes from the profile because they were not given, as
+/// they would be written, so that the plan can be repeated with them.
+fn derived_flags(args: &FmArgs, d: &FmDefaults) -> Vec<String> {
+    let mut flags = Vec::new();
+    if args.step_ms.is_none() {
+        flags.push(format!("--step-ms {}", d.step_ms));
+    }
+    if args.max_interval_ms.is_none() {
+        flags.push(format!("--max-interval-ms {}", d.max_interval_ms));
+    }
+    if args.percentile.is_none() {
+        flags.push(format!("--percentile {}", d.percentile));
+    }
+    if args.max_load.is_none() {
+        flags.push(format!("--max-load {}", d.max_load));
+    }
+    if args.degrees.is_none() && args.step_ms.is_none() && args.bins.is_none() {
+        let list: Vec<String> = d.degrees.iter().map(|d| d.to_string()).collect();
+        flags.push(format!("--degrees {}", list.join(",")));
+    }
+    flags
 }
 
 /// The target parallelism: `--target-parallelism`, or else `--cores`.

@@ -14,8 +14,8 @@ use tailor_core::{
     ThreadModel,
 };
 use tailor_plan::{
-    default_max_degree, plan_adaptive, plan_fm, AdaptiveParams, FmParams, FmProblem, WaitModel,
-    EFFICIENCY_THRESHOLD,
+    default_max_degree, plan_adaptive, plan_fm, AdaptiveParams, FmDefaults, FmParams, FmProblem,
+    WaitModel, EFFICIENCY_THRESHOLD,
 };
 use tailor_sim::{
     simulate, simulate_pool, PoolModel, PoolSimConfig, SimConfig, SimError, UnitRequest,
@@ -124,32 +124,10 @@ pub(crate) fn projection_degree(units: &[UnitTimes]) -> usize {
         .clamp(1, 16)
 }
 
-/// The degrees FM's schedules may step through in the projection: the FM paper picks
-/// its maximum degree from the workload's scalability (§3; 4 for its Lucene and Bing,
-/// whose speedups are flat beyond it), and the search queries here scale further (their
-/// predicted speedups keep growing to their unit count). Every degree up to 16 would
-/// cost the search its grid to the power 14, so FM plans over this ladder, doubling
-/// (`FmProblem::with_degrees`), capped at the projected profile's highest degree.
-const LADDER: [usize; 5] = [1, 2, 4, 8, 16];
-
-/// The most grid points per interval FM's projection plans with: the ladder's five
-/// phases search the grid to the power 4, and 150^4 is half the planner's limit of 1e9.
-const MAX_GRID: f64 = 150.0;
-
-/// The FM grid step for a profile whose longest query takes `longest_ms`: the demo's
-/// 0.25 ms, or a coarser multiple of it that keeps the grid within [`MAX_GRID`] points.
-fn planning_step_ms(longest_ms: f64) -> f64 {
-    let step = super::demo::STEP_MS;
-    step.max((longest_ms / MAX_GRID / step).ceil() * step)
-}
-
-/// FM's ladder for a profile whose highest degree is `max_degree`: the doubling degrees
-/// below it, then `max_degree` itself.
-fn ladder(max_degree: usize) -> Vec<usize> {
-    let mut degrees: Vec<usize> = LADDER.iter().copied().filter(|&d| d < max_degree).collect();
-    degrees.push(max_degree.max(1));
-    degrees
-}
+// FM's schedules step through the doubling ladder (`tailor_plan::ladder`) on the grid of
+// `tailor_plan::planning_step_ms` (`FmDefaults`): the FM paper picks its maximum degree from the
+// workload's scalability (§3; 4 for its Lucene and Bing, flat beyond), and the search
+// queries here scale further, so every degree up to 16 would cost the grid to the power 14.
 
 /// The label of the executor-style peer in the projection.
 pub(crate) const EXECUTOR: &str = "executor";
@@ -338,26 +316,22 @@ pub(crate) fn simulate_projection(
         .min(cores);
     let mean_ms = profile.requests().iter().map(|r| r.seq_ms()).sum::<f64>()
         / profile.requests().len() as f64;
-    let longest = profile
-        .requests()
-        .iter()
-        .map(|r| r.seq_ms())
-        .fold(0.0, f64::max);
-    let step_ms = planning_step_ms(longest);
+    // The grid, y, Q and the degree ladder `tailor plan fm --profile P --cores M` uses.
+    let defaults = FmDefaults::for_profile(profile, cores, max_degree);
     let plan_fm_at = |target: f64| -> anyhow::Result<PeerKind> {
         let problem = FmProblem::with_degrees(
             profile,
             FmParams {
                 max_degree,
                 target_parallelism: target,
-                step_ms,
-                max_interval_ms: ((longest / step_ms).ceil() * step_ms).max(step_ms),
-                percentile: 0.99,
-                max_load: 2 * cores,
+                step_ms: defaults.step_ms,
+                max_interval_ms: defaults.max_interval_ms,
+                percentile: defaults.percentile,
+                max_load: defaults.max_load,
                 wait_model: WaitModel::Running,
                 thread_model,
             },
-            &ladder(max_degree),
+            &defaults.degrees,
         )?;
         let problem = match &calibration {
             Some(c) => problem.charged(c, cores),
@@ -568,14 +542,6 @@ mod tests {
     }
 
     #[test]
-    fn the_ladder_doubles_up_to_the_highest_degree() {
-        assert_eq!(ladder(1), vec![1]);
-        assert_eq!(ladder(2), vec![1, 2]);
-        assert_eq!(ladder(12), vec![1, 2, 4, 8, 12]);
-        assert_eq!(ladder(16), vec![1, 2, 4, 8, 16]);
-    }
-
-    #[test]
     fn a_larger_target_must_beat_the_smaller_by_more_than_the_margin() {
         let pick = |scores: [f64; 4]| {
             let index = |t: f64| TARGET_RATIOS.iter().position(|r| r * 16.0 == t).unwrap();
@@ -658,20 +624,6 @@ mod tests {
         assert!((geometric_mean_p99(&[Some(2.0), Some(8.0)]) - 4.0).abs() < 1e-12);
         assert!(geometric_mean_p99(&[Some(2.0), None]).is_infinite());
         assert!(geometric_mean_p99(&[]).is_infinite());
-    }
-
-    #[test]
-    fn the_planning_grid_stays_small_for_long_queries() {
-        assert_eq!(planning_step_ms(17.65), 0.25);
-        for longest in [37.5, 44.0, 50.0, 400.0, 10_000.0] {
-            let step = planning_step_ms(longest);
-            let points = (longest / step).ceil() + 1.0;
-            assert!(
-                points <= MAX_GRID + 1.0,
-                "{longest} ms: step {step}, {points} points"
-            );
-            assert_eq!((step / 0.25).fract(), 0.0, "{step}");
-        }
     }
 
     #[test]

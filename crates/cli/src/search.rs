@@ -45,6 +45,35 @@ impl SearchArgs {
         self.shard
     }
 
+    /// These flags as given, for a command that must set up the same search (the
+    /// defaults left out).
+    pub(crate) fn flags(&self) -> Vec<String> {
+        let mut flags = Vec::new();
+        let mut push = |flag: &str, value: String| {
+            flags.push(flag.to_string());
+            flags.push(value);
+        };
+        if let Some(corpus) = &self.corpus {
+            push("--corpus", corpus.display().to_string());
+        }
+        if self.segments != DEFAULT_SEGMENTS {
+            push("--segments", self.segments.to_string());
+        }
+        if self.query_count != DEFAULT_QUERIES {
+            push("--query-count", self.query_count.to_string());
+        }
+        if self.query_seed != 1 {
+            push("--query-seed", self.query_seed.to_string());
+        }
+        if let Some(dir) = &self.data_dir {
+            push("--data-dir", dir.display().to_string());
+        }
+        if let Some(s) = self.shard {
+            push("--shard", format!("{}/{}", s.index, s.count));
+        }
+        flags
+    }
+
     /// Whether the user gave their own corpus.
     pub(crate) fn has_corpus(&self) -> bool {
         self.corpus.is_some()

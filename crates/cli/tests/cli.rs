@@ -137,6 +137,61 @@ fn plan_fm_target_parallelism_defaults_to_the_cores() {
 }
 
 #[test]
+fn plan_fm_takes_its_grid_and_loads_from_the_profile_when_not_given() {
+    // 200 requests of 0.5-11.9 ms, each 1.67x faster at degree 2.
+    let dir = scratch("plan-fm-defaults");
+    let profile = dir.join("profile.csv");
+    let mut csv = String::from("request,t1_ms,t2_ms\n");
+    for i in 0..200 {
+        let t1 = 0.5 + f64::from(i % 100) * 0.115 + f64::from(i / 100) * 0.01;
+        csv.push_str(&format!("q{i},{t1:.3},{:.3}\n", t1 * 0.6));
+    }
+    std::fs::write(&profile, csv).unwrap();
+    let p = profile.to_str().unwrap();
+    let out = tailor(&["plan", "fm", "--profile", p, "--cores", "2", "--no-check"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let line = err
+        .lines()
+        .find_map(|l| l.strip_prefix("from the profile: "))
+        .unwrap_or_else(|| panic!("no derived flags named: {err}"));
+    assert_eq!(
+        line,
+        "--step-ms 0.25 --max-interval-ms 12 --percentile 0.99 --max-load 4 --degrees 1,2"
+    );
+    let table: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(table["step_ms"], 0.25);
+    assert_eq!(table["max_interval_ms"], 12.0);
+    assert_eq!(table["rows"].as_array().unwrap().len(), 4);
+    // The named flags plan the same table: the defaults can be written down and repeated.
+    let mut args = vec!["plan", "fm", "--profile", p, "--cores", "2", "--no-check"];
+    args.extend(line.split(' '));
+    let again = tailor(&args);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(stdout(&again), stdout(&out));
+    assert!(
+        !stderr(&again).contains("from the profile"),
+        "{}",
+        stderr(&again)
+    );
+    // A flag given wins over its default.
+    let out = tailor(&[
+        "plan",
+        "fm",
+        "--profile",
+        p,
+        "--cores",
+        "2",
+        "--no-check",
+        "--max-load",
+        "3",
+    ]);
+    let table: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(table["rows"].as_array().unwrap().len(), 3);
+    assert!(!stderr(&out).contains("--max-load"), "{}", stderr(&out));
+}
+
+#[test]
 fn plan_fm_writes_out_and_prints_the_papers_table_layout() {
     let dir = scratch("fm-out");
     let file = dir.join("t.json");

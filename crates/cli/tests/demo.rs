@@ -131,7 +131,96 @@ fn the_demo_prints_cells_with_intervals_projections_and_a_verdict() {
             .map(|m| m.len() > 1000)
             .unwrap_or(false));
     }
+    kept_plans_serve_as_printed(&dir.join("chart"), &stderr);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The demo's profile and tables are in --out-dir, and the `tailor serve` command it
+/// printed serves the search with FM and that table, at the table's step, under
+/// the `tailor load` command it printed.
+fn kept_plans_serve_as_printed(out_dir: &std::path::Path, stderr: &str) {
+    use std::io::{BufRead, BufReader};
+    let table: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("fm-table.json")).unwrap())
+            .unwrap();
+    assert_eq!(table["kind"], "fm-interval-table");
+    assert_eq!(table["step_ms"], 0.25);
+    let adaptive = std::fs::read_to_string(out_dir.join("adaptive-table.json")).unwrap();
+    assert!(adaptive.contains("rows"), "{adaptive}");
+    let profile = std::fs::read_to_string(out_dir.join("profile.csv")).unwrap();
+    assert!(profile.starts_with("request,t1_ms,t2_ms"), "{profile}");
+    assert_eq!(
+        profile.lines().count(),
+        31,
+        "30 profiled queries and the header"
+    );
+
+    let command = |after: &str| -> Vec<String> {
+        let mut lines = stderr.lines().skip_while(|l| !l.starts_with(after));
+        lines
+            .next()
+            .unwrap_or_else(|| panic!("no {after:?} in {stderr}"));
+        let line = lines.next().expect("the command follows");
+        line.split_whitespace().map(String::from).collect()
+    };
+    let serve = command("serve the search with FM");
+    assert_eq!(serve[0], env!("CARGO_BIN_EXE_tailor"));
+    let table_path = out_dir.join("fm-table.json");
+    assert!(
+        serve
+            .windows(2)
+            .any(|w| w[0] == "--table" && w[1] == table_path.to_str().unwrap()),
+        "{serve:?}"
+    );
+    let mut server = Command::new(&serve[0])
+        .args(&serve[1..2])
+        .args(["--listen", "127.0.0.1:0"])
+        .args(&serve[2..])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut seen = Vec::new();
+    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines
+            .next()
+            .expect("the server says where it listens")
+            .unwrap();
+        seen.push(line.clone());
+        if let Some(rest) = line.split("http://").nth(1) {
+            break rest.split_whitespace().next().unwrap().to_string();
+        }
+    };
+    assert!(
+        seen.iter()
+            .any(|l| l.contains("self-scheduling quantum 0.25 ms")),
+        "{seen:?}"
+    );
+    assert!(seen.iter().any(|l| l.contains("with fm on")), "{seen:?}");
+
+    let mut load = command("and drive it open loop");
+    let set = |load: &mut Vec<String>, flag: &str, value: String| {
+        let i = load
+            .iter()
+            .position(|w| w == flag)
+            .unwrap_or_else(|| panic!("no {flag}"));
+        load[i + 1] = value;
+    };
+    set(&mut load, "--url", format!("http://{addr}"));
+    set(&mut load, "--rps", "40".into());
+    set(&mut load, "--requests", "40".into());
+    let out = Command::new(&load[0]).args(&load[1..]).output().unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let summary: serde_json::Value =
+        serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    assert_eq!(summary["completed"], 40, "{summary}");
 }
 
 fn walk(dir: &std::path::Path) -> Vec<String> {

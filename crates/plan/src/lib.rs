@@ -21,9 +21,9 @@ pub use as2f::{
 };
 pub use calibrate::{calibrate, CalibrateError, CalibrateInput};
 pub use fm::{
-    binned_problem, default_max_degree, plan_fm, plan_fm_exhaustive, tail_rank, FmParams,
-    FmProblem, PlanError, Prediction, Progress, WaitModel, EFFICIENCY_THRESHOLD,
-    PARALLELISM_TOLERANCE,
+    binned_problem, default_max_degree, ladder, plan_fm, plan_fm_exhaustive, planning_step_ms,
+    tail_rank, FmDefaults, FmParams, FmProblem, PlanError, Prediction, Progress, WaitModel,
+    DEFAULT_PERCENTILE, EFFICIENCY_THRESHOLD, FINEST_STEP_MS, PARALLELISM_TOLERANCE,
 };
 pub use rc::{plan_rc, RcCandidate, RcPlan, RC_PLAN_KIND};
 pub use reissue::{

@@ -12,6 +12,7 @@
 //! Eq. 1, 2, 4 and 5 do not depend on the load).
 
 mod bins;
+mod defaults;
 mod exhaustive;
 mod model;
 mod search;
@@ -21,6 +22,7 @@ use tailor_core::{
 };
 
 pub use bins::binned_problem;
+pub use defaults::{ladder, planning_step_ms, FmDefaults, DEFAULT_PERCENTILE, FINEST_STEP_MS};
 pub use exhaustive::plan_fm_exhaustive;
 pub use model::{tail_rank, PARALLELISM_TOLERANCE};
 pub use search::plan_fm;

@@ -485,7 +485,9 @@ mod tests {
         assert_eq!(fuzzy["query"]["fuzzy"]["body"]["transpositions"], true);
         // tantivy's fuzzy query: every term within the distance, at a constant score.
         assert_eq!(fuzzy["query"]["fuzzy"]["body"]["rewrite"], "constant_score");
-        assert!(fuzzy["query"]["fuzzy"]["body"].get("max_expansions").is_none());
+        assert!(fuzzy["query"]["fuzzy"]["body"]
+            .get("max_expansions")
+            .is_none());
         let rerank = QuerySpec::Rerank { terms: terms() }.opensearch_body();
         assert_eq!(rerank["size"], 100);
         assert_eq!(rerank["rescore"]["window_size"], 1000);
