@@ -400,6 +400,8 @@ def main():
     p.add_argument("--profile-queries", type=int, default=400)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--loads", default="0.3,0.45,0.6,0.75")
+    p.add_argument("--capacity", type=float,
+                   help="queries/s the loads are fractions of (default: probed, mode none overloaded)")
     p.add_argument("--low-load", type=float, default=0.1)
     p.add_argument("--low-queries", type=int, default=1000)
     p.add_argument("--rounds", type=int, default=3)
@@ -461,21 +463,30 @@ def main():
         set_mode(http, "none", a.max_slice_count)
         low = load(a, out, queries, 10, 100 if a.quick else 300, 8, "service")
         mean_ms = low["latency_ms"]["mean"]
-        # Offered well past the estimate (cores / mean latency at 10/s, whose HTTP time makes it
-        # low), so that the node is overloaded and what it serves is its capacity.
-        offered = 3.0 * a.cores * 1000 / mean_ms
-        n = int(offered * (3 if a.quick else 8))
-        s = load(a, out, queries, offered, n, 9, "capacity")
-        # Overloaded, the run ends when the node has served every request: what it sustained is
-        # the answers over the run's wall time (the client's start-up, well under a second, included).
-        if failures(s):
-            raise SystemExit(f"error: the capacity run had {failures(s)} failed requests")
-        cap = s["completed"] / s["wall_s"]
-        if cap > 0.9 * offered:
-            log(f"warning: the capacity run was not overloaded ({cap:.0f} of {offered:.0f}/s served)")
-        res["capacity"] = {"service_mean_ms": mean_ms, "offered_rps": offered, "requests": n,
-                           "wall_s": s["wall_s"], "capacity_rps": cap}
-        log(f"capacity (mode none, offered {offered:.0f}/s): {cap:.1f} queries/s; mean at 10/s {mean_ms:.2f} ms")
+        if a.capacity:
+            # Given (an earlier run's), so that one slow minute of the machine during the probe
+            # does not set every load of the run.
+            cap = a.capacity
+            res["capacity"] = {"service_mean_ms": mean_ms, "offered_rps": None, "capacity_rps": cap,
+                               "given": True}
+            log(f"capacity (given): {cap:.1f} queries/s; mean at 10/s {mean_ms:.2f} ms")
+        else:
+            # Offered well past the estimate (cores / mean latency at 10/s, whose HTTP time makes
+            # it low), so that the node is overloaded and what it serves is its capacity.
+            offered = 3.0 * a.cores * 1000 / mean_ms
+            n = int(offered * (3 if a.quick else 8))
+            s = load(a, out, queries, offered, n, 9, "capacity")
+            # Overloaded, the run ends when the node has served every request: what it sustained
+            # is the answers over the run's wall time (the client's start-up, well under a second,
+            # included).
+            if failures(s):
+                raise SystemExit(f"error: the capacity run had {failures(s)} failed requests")
+            cap = s["completed"] / s["wall_s"]
+            if cap > 0.9 * offered:
+                log(f"warning: the capacity run was not overloaded ({cap:.0f} of {offered:.0f}/s served)")
+            res["capacity"] = {"service_mean_ms": mean_ms, "offered_rps": offered, "requests": n,
+                               "wall_s": s["wall_s"], "capacity_rps": cap}
+            log(f"capacity (mode none, offered {offered:.0f}/s): {cap:.1f} queries/s; mean at 10/s {mean_ms:.2f} ms")
         # FM at low load: the plugin's own per-query statistics.
         set_mode(http, "fm", a.max_slice_count)
         before = http.call("GET", "/_tailor/fm/stats")["queries"]
@@ -550,7 +561,8 @@ def write_report(out, res):
              f"FM's search mode {res['args'].get('fm_search_mode', 'all')}; "
              f"table: `tailor {res['plan']}`",
              f"- capacity (mode none): {res['capacity']['capacity_rps']:.1f} queries/s "
-             f"(offered {res['capacity']['offered_rps']:.0f}/s)",
+             + (f"(given with --capacity)" if res['capacity'].get('given')
+                else f"(offered {res['capacity']['offered_rps']:.0f}/s)"),
              f"- FM at {res['low_load_split']['load']:.0%} load, {res['low_load_split']['queries']} queries "
              "(the plugin's statistics, by the table row each query followed):",
              *[f"  - {k}: {g['queries']} queries; longest 5% at mean degree {g['longest_5pct_mean_degree']:.2f}; "
