@@ -3,6 +3,7 @@
 mod host;
 mod live;
 mod os;
+mod predict;
 mod profile;
 mod source;
 
@@ -14,6 +15,7 @@ pub use os::{
     prepare_generator_thread, process_cpu_seconds, GeneratorPriority, Scheduler, SchedulerError,
     SchedulerGuard,
 };
+pub use predict::{predicted_ms, projected_profile, serial_ms};
 pub use profile::{
     measure_profile, measure_profile_in_detail, MeasuredProfile, ProfileConfig, UnitTimes,
     PROFILE_METHOD,

@@ -108,19 +108,25 @@ fn main() -> ExitCode {
 }
 
 /// The services' logs (`serve`, `fanout`) go through `tracing` to stderr; `TAILOR_LOG`
-/// filters them as `RUST_LOG` does (default `info`).
+/// filters them as `RUST_LOG` does (default `info`), and `TAILOR_LOG_FORMAT=json` writes
+/// one JSON object per line (with the request's span and its `x-request-id`) instead of
+/// text.
 fn init_logs() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("TAILOR_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(io::stderr)
-        .with_ansi(interactive())
         .with_target(false)
         // A service whose stderr has gone away keeps serving (the default reports the
         // failed write with eprintln!, which panics on a closed stderr).
-        .log_internal_errors(false)
-        .try_init();
+        .log_internal_errors(false);
+    let json = std::env::var("TAILOR_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json"));
+    let _ = if json {
+        builder.json().with_current_span(true).try_init()
+    } else {
+        builder.with_ansi(interactive()).try_init()
+    };
 }
 
 /// Runs `write` against FILE, or stdout when `out` is `None`.

@@ -8,10 +8,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use rayon::prelude::*;
-use tailor_bench::UnitTimes;
+use tailor_bench::{predicted_ms, serial_ms, UnitTimes};
 use tailor_core::{
-    Arrivals, Calibration, Demand, DemandModel, DemandProfile, Policy, RequestProfile, RunSummary,
-    ThreadModel,
+    Arrivals, Calibration, Demand, DemandModel, DemandProfile, Policy, RunSummary, ThreadModel,
 };
 use tailor_plan::{
     default_max_degree, plan_adaptive, plan_fm, AdaptiveParams, FmDefaults, FmParams, FmProblem,
@@ -22,34 +21,6 @@ use tailor_sim::{
 };
 
 use crate::spread::Spread;
-
-/// A query's time at `degree` predicted from its degree-1 parts: its units scheduled on
-/// `degree` threads by Graham's list scheduling in unit order (each unit to the thread
-/// that is free first), then its merge, then the rest of its measured t1 (joining and
-/// claiming, which the units' own times leave out) as serial time.
-///
-/// The order is the runtime's: a request's threads claim the next unclaimed unit
-/// (`tailor_core::Job`), so unit k starts on whichever thread finished first. Longest-
-/// first (LPT) would predict a shorter time than the runtime achieves, since the
-/// runtime does not know the units' lengths in advance.
-pub(crate) fn predicted_ms(units: &UnitTimes, t1_ms: f64, degree: usize) -> f64 {
-    let threads = degree.clamp(1, units.units_ms.len().max(1));
-    let mut free = vec![0.0f64; threads];
-    for &unit in &units.units_ms {
-        let first = (0..threads)
-            .min_by(|&a, &b| free[a].total_cmp(&free[b]))
-            .expect("at least one thread");
-        free[first] += unit;
-    }
-    free.iter().copied().fold(0.0, f64::max) + serial_ms(units, t1_ms)
-}
-
-/// What runs after a query's units: its merge, then the rest of its measured t1 that the
-/// units' own times leave out (claiming and joining).
-fn serial_ms(units: &UnitTimes, t1_ms: f64) -> f64 {
-    let parts: f64 = units.units_ms.iter().sum::<f64>() + units.merge_ms;
-    units.merge_ms + (t1_ms - parts).max(0.0)
-}
 
 /// How well the prediction matches the measured degree-2 times.
 pub(crate) struct Check {
@@ -87,30 +58,15 @@ pub(crate) fn check_degree2(profile: &DemandProfile, units: &[UnitTimes]) -> Che
     }
 }
 
-/// The profile with degrees 1..=`max_degree`: t1 as measured, the rest predicted.
+/// The profile with degrees 1..=`max_degree`: t1 as measured, the rest predicted
+/// (`tailor_bench::projected_profile`).
 pub(crate) fn projected_profile(
     profile: &DemandProfile,
     units: &[UnitTimes],
     max_degree: usize,
 ) -> anyhow::Result<DemandProfile> {
-    let requests = profile
-        .requests()
-        .iter()
-        .zip(units)
-        .map(|(r, u)| RequestProfile {
-            id: r.id.clone(),
-            times_ms: (1..=max_degree)
-                .map(|d| {
-                    if d == 1 {
-                        r.seq_ms()
-                    } else {
-                        predicted_ms(u, r.seq_ms(), d)
-                    }
-                })
-                .collect(),
-        })
-        .collect();
-    DemandProfile::new(requests).map_err(|e| anyhow::anyhow!("the projected profile: {e}"))
+    tailor_bench::projected_profile(profile, units, max_degree)
+        .map_err(|e| anyhow::anyhow!("the projected profile: {e}"))
 }
 
 /// The projected profile's highest degree: as many threads as a query has units (more
@@ -533,6 +489,7 @@ pub(crate) fn simulate_peers(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tailor_core::RequestProfile;
 
     fn units(ms: &[f64], merge: f64) -> UnitTimes {
         UnitTimes {
@@ -624,20 +581,6 @@ mod tests {
         assert!((geometric_mean_p99(&[Some(2.0), Some(8.0)]) - 4.0).abs() < 1e-12);
         assert!(geometric_mean_p99(&[Some(2.0), None]).is_infinite());
         assert!(geometric_mean_p99(&[]).is_infinite());
-    }
-
-    #[test]
-    fn list_scheduling_follows_the_claiming_order() {
-        let u = units(&[4.0, 1.0, 1.0, 1.0, 3.0], 0.5);
-        // Degree 1: the parts, plus the rest of t1 as serial time.
-        assert_eq!(predicted_ms(&u, 11.0, 1), 11.0);
-        // Degree 2, in order: A takes 4; B takes 1, 1, 1 (free at 3) then 3 (free at 6).
-        assert_eq!(predicted_ms(&u, 10.5, 2), 6.5);
-        // Five or more threads: the longest unit.
-        assert_eq!(predicted_ms(&u, 10.5, 5), 4.5);
-        assert_eq!(predicted_ms(&u, 10.5, 64), 4.5);
-        // A request of only its merge.
-        assert_eq!(predicted_ms(&units(&[], 2.0), 2.0, 4), 2.0);
     }
 
     #[test]

@@ -81,8 +81,30 @@ pub(crate) struct ServeArgs {
     /// simulator's --noise; every request waits at its next unit boundary while one lasts.
     #[arg(long, value_name = "RATE_PER_S:LENGTH_MS", value_parser = crate::simulate::parse_noise)]
     noise: Option<tailor_core::Noise>,
+    /// Upper bounds of /metrics' latency and queue-wait histogram buckets, in ms,
+    /// increasing (default: 1, 2 and 5 per decade from 0.1 ms to 10 s).
+    #[arg(long, value_name = "MS,MS,...", value_parser = parse_buckets_ms)]
+    latency_buckets_ms: Option<Buckets>,
     #[command(flatten)]
     search: SearchArgs,
+}
+
+/// Histogram bucket bounds in seconds, from `--latency-buckets-ms`.
+#[derive(Debug, Clone)]
+pub(crate) struct Buckets(Vec<f64>);
+
+fn parse_buckets_ms(text: &str) -> Result<Buckets, String> {
+    let bounds = text
+        .split(',')
+        .map(|b| {
+            b.trim()
+                .parse::<f64>()
+                .map(|ms| ms / 1000.0)
+                .map_err(|_| format!("{:?} is not a number of ms", bounds::clip(b)))
+        })
+        .collect::<Result<Vec<f64>, String>>()?;
+    tailor_server::check_buckets(&bounds)?;
+    Ok(Buckets(bounds))
 }
 
 /// A tokio runtime for the I/O side: one worker thread, so the cores stay with the
@@ -162,6 +184,10 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
             .search
             .shard()
             .map(|s| format!("{}/{}", s.index, s.count)),
+        latency_buckets_s: args.latency_buckets_ms.map_or_else(
+            || tailor_server::DEFAULT_LATENCY_BUCKETS_S.to_vec(),
+            |b| b.0,
+        ),
     };
     let io = io_runtime(false)?;
     let report = io.block_on(async {

@@ -28,9 +28,14 @@ mod priority;
 mod request;
 mod runtime;
 pub mod s2f;
+mod served;
 pub mod steal;
 
 pub use handle::{oneshot, Completer, Done, Handle, RequestError, Timing};
 pub use metrics::MetricsSnapshot;
 pub use priority::{BoostMode, ThreadClass, HARNESS_PRIORITY, HICCUP_PRIORITY, REQUEST_PRIORITY};
-pub use runtime::{Runtime, RuntimeConfig, Shutdown, ShutdownReport, StartError, SubmitError};
+pub use runtime::{
+    Runtime, RuntimeConfig, Shutdown, ShutdownReport, StartError, SubmitError,
+    DEFAULT_PROFILE_WINDOW,
+};
+pub use served::ServedRequest;

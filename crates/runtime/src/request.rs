@@ -5,7 +5,7 @@
 //! request, so no thread waits for another.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -43,6 +43,11 @@ pub(crate) struct Core {
     /// Whether its latency goes into the runtime's histogram.
     pub(crate) measured: bool,
     pub(crate) demand_hint_ms: Option<f64>,
+    /// Each unit's time in ns, when the runtime keeps a profile of served requests
+    /// (empty otherwise).
+    pub(crate) unit_ns: Box<[AtomicU64]>,
+    /// The merge's time in ns, when it keeps one.
+    pub(crate) merge_ns: AtomicU64,
 }
 
 impl Core {
@@ -70,7 +75,27 @@ impl Core {
             degree_log: Mutex::new((None, 0.0)),
             measured,
             demand_hint_ms,
+            unit_ns: Box::new([]),
+            merge_ns: AtomicU64::new(0),
         }
+    }
+
+    /// The same core with room to time each unit and the merge, for the runtime's
+    /// profile of served requests.
+    pub(crate) fn timed(mut self) -> Core {
+        self.unit_ns = (0..self.units).map(|_| AtomicU64::new(0)).collect();
+        self
+    }
+
+    /// Whether its units and merge are timed.
+    pub(crate) fn is_timed(&self) -> bool {
+        self.units == 0 || !self.unit_ns.is_empty()
+    }
+
+    /// Its parts as timed: each unit's time and the merge's, in ms.
+    pub(crate) fn parts_ms(&self) -> (Vec<f64>, f64) {
+        let ms = |ns: &AtomicU64| ns.load(Ordering::Acquire) as f64 / 1e6;
+        (self.unit_ns.iter().map(ms).collect(), ms(&self.merge_ns))
     }
 
     /// Claims the next unit, if any are left.
@@ -215,8 +240,12 @@ impl<J: Job> Work for Request<J> {
     }
 
     fn run_unit(&self, i: usize) -> Result<(), String> {
+        let started = (!self.core.unit_ns.is_empty()).then(Instant::now);
         let part =
             catch_unwind(AssertUnwindSafe(|| self.job.run(i))).map_err(|p| panic_text(&*p))?;
+        if let (Some(t), Some(slot)) = (started, self.core.unit_ns.get(i)) {
+            slot.store(elapsed_ns(t), Ordering::Release);
+        }
         *self.parts[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(part);
         Ok(())
     }
@@ -241,6 +270,7 @@ impl<J: Job> Work for Request<J> {
             .iter()
             .map(|p| p.lock().unwrap_or_else(|e| e.into_inner()).take())
             .collect();
+        let merging = Instant::now();
         let result = match parts {
             Some(parts) => catch_unwind(AssertUnwindSafe(|| self.job.merge_or_stop(parts, stop)))
                 .map_err(|p| RequestError::Panicked(panic_text(&*p)))
@@ -249,11 +279,19 @@ impl<J: Job> Work for Request<J> {
                 "a unit finished without its part (a runtime bug)".into(),
             )),
         };
+        self.core
+            .merge_ns
+            .store(elapsed_ns(merging), Ordering::Release);
         let timing = timing(Instant::now());
         let failure = result.as_ref().err().cloned();
         self.completer.complete(result, Some(timing));
         (timing, failure)
     }
+}
+
+/// Nanoseconds since `t`, saturating.
+fn elapsed_ns(t: Instant) -> u64 {
+    u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

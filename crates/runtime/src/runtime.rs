@@ -18,6 +18,7 @@ use crate::metrics::{Metrics, MetricsSnapshot};
 use crate::noise::StallGate;
 use crate::priority::{set_current_nice, set_current_realtime, BoostMode};
 use crate::request::{Core, Request, Work};
+use crate::served::{ServedLog, ServedRequest};
 
 mod threads;
 use threads::{ordinary_loop, timing_now, work_on};
@@ -50,6 +51,10 @@ pub struct RuntimeConfig {
     /// Injected stalls and their seed (docs/fanout.md): every thread waits at its next
     /// unit boundary while one lasts. `None`: no stalls.
     pub noise: Option<(Noise, u64)>,
+    /// How many of the last served requests [`Runtime::served`] keeps, with each unit's
+    /// time and the merge's (issue 41's continuous profile; 0 keeps none and times
+    /// nothing). The work-stealing policies keep none.
+    pub profile_window: usize,
 }
 
 impl RuntimeConfig {
@@ -65,6 +70,7 @@ impl RuntimeConfig {
             boost_mode: None,
             noise: None,
             guard: true,
+            profile_window: DEFAULT_PROFILE_WINDOW,
         }
     }
 
@@ -133,9 +139,16 @@ enum Ticket {
     Stop,
 }
 
+/// [`RuntimeConfig::profile_window`]'s default: enough requests for a p99 of the profile
+/// and a plan (the FM paper planned from 4,000 Lucene queries, §6.1), at about 100 bytes
+/// each plus 8 per unit.
+pub const DEFAULT_PROFILE_WINDOW: usize = 4096;
+
 pub(crate) struct Shared {
     config: RuntimeConfig,
     metrics: Metrics,
+    /// The last served requests' parts.
+    pub(crate) served: ServedLog,
     admitter: Admitter,
     ordinary: Sender<Ticket>,
     /// The boost pool's tickets: a request to join, or `None` to exit.
@@ -201,6 +214,7 @@ impl Runtime {
         let (boost_tx, boost_rx) = unbounded();
         let shared = Arc::new(Shared {
             metrics: Metrics::new(max_degree),
+            served: ServedLog::new(config.profile_window),
             admitter: Admitter::new(config.policy.clone(), workers, config.queue_bound),
             ordinary: ordinary_tx,
             boost: boost_tx,
@@ -298,6 +312,13 @@ impl Runtime {
         &self.shared.config.policy
     }
 
+    /// The last served requests ([`RuntimeConfig::profile_window`] of them), oldest
+    /// first, with each one's unit and merge times: the raw material of a profile
+    /// (`tailor_bench::projected_profile`, `GET /profile`).
+    pub fn served(&self) -> Vec<ServedRequest> {
+        self.shared.served.snapshot()
+    }
+
     /// Injected stalls begun so far ([`RuntimeConfig::noise`]).
     pub fn stalls(&self) -> u64 {
         self.shared.stall.stalls.load(Ordering::Relaxed)
@@ -319,6 +340,7 @@ impl Runtime {
         let s = &self.shared;
         let id = s.next_id.fetch_add(1, Ordering::Relaxed);
         let core = Core::new(id, job.units(), arrival, measured, job.demand_hint_ms());
+        let core = if s.served.on() { core.timed() } else { core };
         let (handle, completer) = oneshot();
         let work: Arc<dyn Work> = Arc::new(Request::new(core, job, completer));
         let load = s.metrics.load.fetch_add(1, Ordering::AcqRel) + 1;

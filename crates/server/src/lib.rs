@@ -2,7 +2,7 @@
 //! HTTP client that loads it.
 //!
 //! [`serve`] answers the contract of shared/spec/http.md: `GET /search`, `GET|POST /work`,
-//! `GET /healthz` and `GET /metrics`. Connections, parsing and answers live on a small
+//! `GET /healthz` and `GET /metrics`, and `GET /readyz` beside them. Connections, parsing and answers live on a small
 //! tokio runtime; every request's compute is a job on the tailor [`Runtime`], whose
 //! [`Handle`](tailor_runtime::Handle) the handler awaits, so no async worker thread ever
 //! runs a search or spins. Beyond the runtime's bounded admission queue the server answers
@@ -21,6 +21,7 @@ mod accept;
 mod fanout;
 mod load;
 mod metrics;
+mod profile;
 mod routes;
 mod signal;
 
@@ -40,6 +41,7 @@ use tailor_workloads::{Spinner, SyntheticShape};
 
 pub use fanout::{fanout, FanoutConfig, FanoutError, FanoutReport, Route};
 pub use load::{run_load, LoadConfig, LoadError, LoadSummary, RawRequest, Target};
+pub use metrics::{check_buckets, RuntimeCollector, DEFAULT_LATENCY_BUCKETS_S};
 pub use routes::{
     search_params, SearchAnswer, SearchHit, SearchParams, WorkAnswer, MAX_K, MAX_QUERY_BYTES,
     MAX_WORK_MS,
@@ -97,6 +99,10 @@ pub struct ServeConfig {
     /// The shard this server holds, `I/S` (`--shard`), which `/healthz` reports so that a
     /// fan-out front end can check its topology; `None` for the whole corpus.
     pub shard: Option<String>,
+    /// Upper bounds, in seconds, of the buckets of `/metrics`' latency and queue-wait
+    /// histograms ([`DEFAULT_LATENCY_BUCKETS_S`] by default; [`check_buckets`] says
+    /// what is allowed).
+    pub latency_buckets_s: Vec<f64>,
 }
 
 impl Default for ServeConfig {
@@ -109,6 +115,7 @@ impl Default for ServeConfig {
             body_timeout: Duration::from_secs(5),
             header_timeout: Duration::from_secs(10),
             shard: None,
+            latency_buckets_s: DEFAULT_LATENCY_BUCKETS_S.to_vec(),
         }
     }
 }
@@ -121,7 +128,7 @@ pub(crate) struct State {
     cores: usize,
     /// The generator of drawn synthetic work.
     draws: Mutex<Rng>,
-    /// Set once a shutdown signal has come: `/healthz` answers 503.
+    /// Set once a shutdown signal has come: `/healthz` and `/readyz` answer 503.
     draining: AtomicBool,
     metrics: metrics::HttpMetrics,
     /// A random name for this process, which `/healthz` reports: one server given to a
@@ -151,17 +158,24 @@ pub async fn serve(
     config: ServeConfig,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<ServeReport> {
+    check_buckets(&config.latency_buckets_s).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("latency buckets: {e}"),
+        )
+    })?;
     let seed = match &workload {
         ServedWorkload::Synthetic { seed, .. } => *seed,
         ServedWorkload::Search(_) => 0,
     };
+    let metrics = metrics::HttpMetrics::new(&runtime.policy().name(), &config.latency_buckets_s);
     let state = Arc::new(State {
         runtime,
         workload,
         cores,
         draws: Mutex::new(tailor_core::workload_rngs(seed).1),
         draining: AtomicBool::new(false),
-        metrics: metrics::HttpMetrics::default(),
+        metrics,
         instance: instance_name(),
         config,
     });

@@ -8,7 +8,7 @@ use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::metrics::TypedMetric;
 use prometheus_client::registry::Registry;
@@ -19,11 +19,34 @@ use tailor_runtime::MetricsSnapshot;
 /// The `Content-Type` of the exposition.
 pub(crate) const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
 
-/// Upper bounds of the latency histograms' buckets, in seconds: 0.25 ms to 10 s (and
-/// +Inf, which the client adds).
-pub(crate) const BUCKETS_S: [f64; 15] = [
-    0.000_25, 0.000_5, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0,
+/// Upper bounds of the latency histograms' buckets, in seconds: 1, 2 and 5 in each decade
+/// from 0.1 ms to 10 s (and +Inf, which the client adds), so that a p99 of 10-90 ms falls
+/// between bounds at most 2.5x apart. `ServeConfig::latency_buckets_s` replaces them.
+pub const DEFAULT_LATENCY_BUCKETS_S: [f64; 16] = [
+    0.000_1, 0.000_2, 0.000_5, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0,
+    10.0,
 ];
+
+/// Checks histogram bucket bounds: at least one, each finite and positive, strictly
+/// increasing. The error names the first bad bound by its position (from 1).
+pub fn check_buckets(bounds: &[f64]) -> Result<(), String> {
+    if bounds.is_empty() {
+        return Err("no bucket bounds".into());
+    }
+    for (i, b) in bounds.iter().enumerate() {
+        if !(b.is_finite() && *b > 0.0) {
+            return Err(format!("bound {}: {b} is not a positive number", i + 1));
+        }
+        if i > 0 && *b <= bounds[i - 1] {
+            return Err(format!(
+                "bound {}: {b} is not above the one before it, {}",
+                i + 1,
+                bounds[i - 1]
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// A label set of one `(name, value)` pair.
 pub(crate) type Label = [(&'static str, String); 1];
@@ -38,9 +61,9 @@ pub(crate) fn status_class(status: u16) -> Option<&'static str> {
     }
 }
 
-/// A latency histogram with [`BUCKETS_S`].
+/// A latency histogram with [`DEFAULT_LATENCY_BUCKETS_S`].
 pub(crate) fn latency_histogram() -> Histogram {
-    Histogram::new(BUCKETS_S)
+    Histogram::new(DEFAULT_LATENCY_BUCKETS_S)
 }
 
 /// Encodes `registry` in the text format.
@@ -93,68 +116,152 @@ fn counters(
     Ok(())
 }
 
+/// A `prometheus-client` collector of a tailor runtime's metrics, for an embedder's own
+/// registry: at each scrape it reads a [`MetricsSnapshot`] from `read` (say,
+/// `move || runtime.metrics()`) and encodes its gauges and counters, as `tailor serve`'s
+/// `/metrics` shows them.
+///
+/// ```
+/// use prometheus_client::registry::Registry;
+/// use tailor_core::Policy;
+/// use tailor_runtime::{Runtime, RuntimeConfig};
+/// use tailor_server::RuntimeCollector;
+///
+/// let runtime = std::sync::Arc::new(Runtime::start(RuntimeConfig::new(2, Policy::Seq)).unwrap());
+/// let mut registry = Registry::default();
+/// let rt = runtime.clone();
+/// registry.register_collector(Box::new(RuntimeCollector::new(move || rt.metrics())));
+/// let mut text = String::new();
+/// prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+/// assert!(text.contains("tailor_load 0"));
+/// ```
+pub struct RuntimeCollector<F> {
+    read: F,
+}
+
+impl<F: Fn() -> MetricsSnapshot> RuntimeCollector<F> {
+    /// A collector that reads the runtime's metrics with `read` at each scrape.
+    pub fn new(read: F) -> Self {
+        RuntimeCollector { read }
+    }
+}
+
+impl<F> std::fmt::Debug for RuntimeCollector<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RuntimeCollector")
+    }
+}
+
+impl<F> Collector for RuntimeCollector<F>
+where
+    F: Fn() -> MetricsSnapshot + Send + Sync + 'static,
+{
+    fn encode(&self, encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        encode_runtime(&(self.read)(), encoder)
+    }
+}
+
 /// The runtime's metrics at one scrape.
 #[derive(Debug)]
 struct RuntimeMetrics(MetricsSnapshot);
 
 impl Collector for RuntimeMetrics {
-    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let rt = &self.0;
-        let gauges = [
-            (
-                "tailor_load",
-                "Requests in the runtime now, waiting or running.",
-                rt.load,
-            ),
-            (
-                "tailor_queue_length",
-                "Requests waiting for admission now.",
-                rt.waiting,
-            ),
-            (
-                "tailor_threads_in_use",
-                "Pool threads working on a request now.",
-                rt.threads_in_use,
-            ),
-            (
-                "tailor_boosted_threads",
-                "Threads reserved for boosted requests now.",
-                rt.boosted_threads,
-            ),
-        ];
-        for (name, help, value) in gauges {
-            constant(&mut encoder, name, help, ConstGauge::new(value as i64))?;
+    fn encode(&self, encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        encode_runtime(&self.0, encoder)
+    }
+}
+
+/// Encodes a snapshot of the runtime's metrics.
+fn encode_runtime(
+    rt: &MetricsSnapshot,
+    mut encoder: DescriptorEncoder,
+) -> Result<(), std::fmt::Error> {
+    let gauges = [
+        (
+            "tailor_load",
+            "Requests in the runtime now, waiting or running.",
+            rt.load,
+        ),
+        (
+            "tailor_queue_length",
+            "Requests waiting for admission now.",
+            rt.waiting,
+        ),
+        (
+            "tailor_threads_in_use",
+            "Pool threads working on a request now.",
+            rt.threads_in_use,
+        ),
+        (
+            "tailor_boosted_threads",
+            "Threads reserved for boosted requests now.",
+            rt.boosted_threads,
+        ),
+    ];
+    for (name, help, value) in gauges {
+        constant(&mut encoder, name, help, ConstGauge::new(value as i64))?;
+    }
+    counters(
+        &mut encoder,
+        "tailor_requests",
+        "Requests the runtime ended, by outcome.",
+        "outcome",
+        &[
+            ("completed".into(), rt.completed),
+            ("failed".into(), rt.failed),
+            ("cancelled".into(), rt.cancelled),
+        ],
+    )?;
+    constant(
+        &mut encoder,
+        "tailor_rejected",
+        "Requests refused at submission (queue full or shutting down).",
+        ConstCounter::new(rt.rejected),
+    )?;
+    let degrees: Vec<(String, u64)> = rt
+        .degree_counts
+        .iter()
+        .enumerate()
+        .map(|(d, n)| ((d + 1).to_string(), *n))
+        .collect();
+    counters(
+        &mut encoder,
+        "tailor_request_degree",
+        "Finished requests by the highest number of threads they ran on.",
+        "degree",
+        &degrees,
+    )
+}
+
+/// Why a compute request got no answer from its work, as `tailor_rejections_total`'s
+/// `reason` label writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rejection {
+    /// The admission queue was at its bound (503).
+    QueueFull,
+    /// The server was shutting down (503).
+    ShuttingDown,
+    /// Cancelled unfinished at the drain deadline (503).
+    Cancelled,
+    /// Not answered within --request-timeout-s (504).
+    Deadline,
+}
+
+impl Rejection {
+    const ALL: [Rejection; 4] = [
+        Rejection::QueueFull,
+        Rejection::ShuttingDown,
+        Rejection::Cancelled,
+        Rejection::Deadline,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            Rejection::QueueFull => "queue_full",
+            Rejection::ShuttingDown => "shutting_down",
+            Rejection::Cancelled => "cancelled",
+            Rejection::Deadline => "deadline",
         }
-        counters(
-            &mut encoder,
-            "tailor_requests",
-            "Requests the runtime ended, by outcome.",
-            "outcome",
-            &[
-                ("completed".into(), rt.completed),
-                ("failed".into(), rt.failed),
-                ("cancelled".into(), rt.cancelled),
-            ],
-        )?;
-        constant(
-            &mut encoder,
-            "tailor_rejected",
-            "Requests refused at submission (queue full or shutting down).",
-            ConstCounter::new(rt.rejected),
-        )?;
-        let degrees: Vec<(String, u64)> = rt
-            .degree_counts
-            .iter()
-            .enumerate()
-            .map(|(d, n)| ((d + 1).to_string(), *n))
-            .collect();
-        counters(
-            &mut encoder,
-            "tailor_request_degree",
-            "Finished requests by the highest number of threads they ran on.",
-            "degree",
-            &degrees,
-        )
     }
 }
 
@@ -166,20 +273,46 @@ pub(crate) struct HttpMetrics {
     answers: Family<Label, Counter>,
     /// 503s.
     unavailable: Counter,
+    /// Requests that got no answer from their work, by reason.
+    rejections: Family<Label, Counter>,
     /// Time to answer /search and /work.
     duration: Histogram,
+    /// Time from a compute request's arrival to its first thread.
+    queue_wait: Histogram,
 }
 
-impl Default for HttpMetrics {
-    fn default() -> Self {
+impl HttpMetrics {
+    /// The HTTP side's metrics, with latency histograms over `buckets_s` (checked by
+    /// [`check_buckets`]) and `tailor_build_info` naming `policy`.
+    pub(crate) fn new(policy: &str, buckets_s: &[f64]) -> Self {
         let answers = Family::<Label, Counter>::default();
         let unavailable = Counter::default();
-        let duration = latency_histogram();
+        let rejections = Family::<Label, Counter>::default();
+        let duration = Histogram::new(buckets_s.iter().copied());
+        let queue_wait = Histogram::new(buckets_s.iter().copied());
+        let build = Family::<[(&'static str, String); 2], Gauge>::default();
+        build
+            .get_or_create(&[
+                ("version", env!("CARGO_PKG_VERSION").to_string()),
+                ("policy", policy.to_string()),
+            ])
+            .set(1);
         let mut registry = Registry::default();
+        registry.register(
+            "tailor_build_info",
+            "Always 1: the version of tailor and the policy this server runs.",
+            build,
+        );
         registry.register(
             "tailor_request_duration_seconds",
             "Time from receiving a /search or /work request to its answer.",
             duration.clone(),
+        );
+        registry.register(
+            "tailor_queue_wait_seconds",
+            "Time from a /search or /work request's arrival to its first thread: the wait \
+             for admission (the bounded queue, FM's delay v0).",
+            queue_wait.clone(),
         );
         registry.register(
             "tailor_http_responses",
@@ -191,16 +324,40 @@ impl Default for HttpMetrics {
             "503 answers: the admission queue was full, or the server was shutting down.",
             unavailable.clone(),
         );
+        registry.register(
+            "tailor_rejections",
+            "Compute requests answered without their work, by reason: queue_full and \
+             shutting_down (503 at submission), cancelled (503 at the drain deadline), \
+             deadline (504 past --request-timeout-s).",
+            rejections.clone(),
+        );
         registry.register_collector(Box::new(ProcessCpu));
         for class in ["2xx", "4xx", "5xx"] {
             let _ = answers.get_or_create(&[("class", class.into())]);
+        }
+        for reason in Rejection::ALL {
+            let _ = rejections.get_or_create(&[("reason", reason.label().into())]);
         }
         HttpMetrics {
             registry,
             answers,
             unavailable,
+            rejections,
             duration,
+            queue_wait,
         }
+    }
+
+    /// Counts a compute request answered without its work.
+    pub(crate) fn rejected(&self, why: Rejection) {
+        self.rejections
+            .get_or_create(&[("reason", why.label().into())])
+            .inc();
+    }
+
+    /// Times a compute request's wait for admission.
+    pub(crate) fn waited(&self, wait: Duration) {
+        self.queue_wait.observe(wait.as_secs_f64());
     }
 }
 

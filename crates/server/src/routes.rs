@@ -7,7 +7,7 @@ use std::time::Instant;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, RawQuery, State as With};
-use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
+use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -16,7 +16,10 @@ use serde::{Deserialize, Serialize};
 use tailor_runtime::{Done, RequestError, SubmitError};
 use tailor_workloads::search::{SearchJob, SearchResult, TOP_K};
 use tailor_workloads::SyntheticJob;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
 
+use crate::metrics::Rejection;
 use crate::{ServedWorkload, State};
 
 /// The largest `k` a search may ask for.
@@ -118,11 +121,32 @@ pub(crate) fn router(state: Arc<State>) -> Router {
         .route("/search", get(search).fallback(wrong_method))
         .route("/work", get(work).post(work).fallback(wrong_method))
         .route("/healthz", get(healthz).fallback(wrong_method))
+        .route("/readyz", get(readyz).fallback(wrong_method))
         .route("/metrics", get(metrics).fallback(wrong_method))
+        .route("/profile", get(profile).fallback(wrong_method))
         .fallback(unknown_path)
         .layer(DefaultBodyLimit::max(limit))
         .layer(axum::middleware::from_fn_with_state(state.clone(), count))
+        // Outermost last: every request gets an `x-request-id` (a client's own is kept),
+        // is traced in a span that carries it (tower-http's TraceLayer: a line per request
+        // at TAILOR_LOG=debug), and its answer carries the id back.
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID.clone()))
+        .layer(TraceLayer::new_for_http().make_span_with(request_span))
+        .layer(SetRequestIdLayer::new(REQUEST_ID.clone(), MakeRequestUuid))
         .with_state(state)
+}
+
+/// The header that carries a request's id.
+static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// A request's tracing span, with its id.
+fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Span {
+    let id = request
+        .headers()
+        .get(&REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("-");
+    tracing::debug_span!("request", id, method = %request.method(), uri = %request.uri())
 }
 
 /// Holds every request to the deadline (504 past it; dropping the handler cancels its
@@ -138,15 +162,20 @@ async fn count(
     let deadline = state.config.request_timeout;
     let response = match tokio::time::timeout(deadline, next.run(request)).await {
         Ok(response) => response,
-        Err(_) => Reject(
-            StatusCode::GATEWAY_TIMEOUT,
-            format!(
-                "deadline: not answered within {} s (--request-timeout-s); the request was \
+        Err(_) => {
+            if timed {
+                state.metrics.rejected(Rejection::Deadline);
+            }
+            Reject(
+                StatusCode::GATEWAY_TIMEOUT,
+                format!(
+                    "deadline: not answered within {} s (--request-timeout-s); the request was \
                  cancelled",
-                deadline.as_secs_f64()
-            ),
-        )
-        .into_response(),
+                    deadline.as_secs_f64()
+                ),
+            )
+            .into_response()
+        }
     };
     state.metrics.answered(
         response.status().as_u16(),
@@ -159,7 +188,7 @@ async fn unknown_path(uri: Uri) -> Reject {
     Reject(
         StatusCode::NOT_FOUND,
         format!(
-            "no such path: {} (the paths are /search, /work, /healthz, /metrics)",
+            "no such path: {} (the paths are /search, /work, /healthz, /readyz, /metrics, /profile)",
             uri.path()
         ),
     )
@@ -230,25 +259,40 @@ async fn compute<J: tailor_core::Job>(
         .submit_at(job, received, true)
         .map(|h| h.cancel_on_drop())
         .map_err(|e| match e {
-            SubmitError::QueueFull => Reject(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "overloaded: the admission queue is full; retry later".into(),
-            ),
-            SubmitError::ShuttingDown => Reject(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the server is shutting down".into(),
-            ),
+            SubmitError::QueueFull => {
+                state.metrics.rejected(Rejection::QueueFull);
+                Reject(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "overloaded: the admission queue is full; retry later".into(),
+                )
+            }
+            SubmitError::ShuttingDown => {
+                state.metrics.rejected(Rejection::ShuttingDown);
+                Reject(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the server is shutting down".into(),
+                )
+            }
         })?;
-    handle.await.map_err(|e| match e {
-        RequestError::Cancelled => Reject(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "cancelled: the server is shutting down and this request did not finish in time".into(),
-        ),
+    let done = handle.await.map_err(|e| match e {
+        RequestError::Cancelled => {
+            state.metrics.rejected(Rejection::Cancelled);
+            Reject(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "cancelled: the server is shutting down and this request did not finish in time"
+                    .into(),
+            )
+        }
         RequestError::Panicked(why) => Reject(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("the request failed: {}", why.replace('\n', " ")),
         ),
-    })
+    })?;
+    let t = &done.timing;
+    state
+        .metrics
+        .waited(t.start.saturating_duration_since(t.arrival));
+    Ok(done)
 }
 
 fn not_started_with(what: &str, workload: &ServedWorkload) -> Reject {
@@ -445,6 +489,54 @@ async fn healthz(With(state): With<Arc<State>>) -> Response {
         StatusCode::OK
     };
     (status, Json(body)).into_response()
+}
+
+/// Readiness, as an orchestrator probes it: 200 while the server takes new requests, 503
+/// once it drains. (`/healthz` answers the same here, where the index is ready before the
+/// server listens; it stays for shared/spec/http.md.)
+async fn readyz(With(state): With<Arc<State>>) -> Response {
+    if state.draining.load(Ordering::Acquire) {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(serde_json::json!({"status": "draining"})),
+        )
+            .into_response()
+    } else {
+        (StatusCode::OK, Json(serde_json::json!({"status": "ready"}))).into_response()
+    }
+}
+
+/// The runtime's rolling profile of served requests as tailor's profile CSV, degrees
+/// 1..=`degrees` (default: the cores), the higher ones predicted by list scheduling.
+async fn profile(
+    With(state): With<Arc<State>>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Reject> {
+    let params = params(query)?;
+    let degrees = int_param(&params, "degrees", state.cores.clamp(1, 64), 1..=64)?;
+    let served = state.runtime.served();
+    let profile = crate::profile::served_profile(&served, degrees)
+        .map_err(|e| {
+            Reject(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("the profile: {e}"),
+            )
+        })?
+        .ok_or_else(|| {
+            Reject(
+                StatusCode::NOT_FOUND,
+                "no served requests recorded yet (or the runtime keeps none: profile window 0)"
+                    .into(),
+            )
+        })?;
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/csv; charset=utf-8"),
+        )],
+        crate::profile::csv(&profile),
+    )
+        .into_response())
 }
 
 async fn metrics(With(state): With<Arc<State>>) -> Response {

@@ -300,6 +300,33 @@ async fn overload_gets_503s_and_the_server_recovers() {
     assert_eq!(ok + unavailable, 30);
     assert!(ok >= 3, "{ok} served");
     assert!(unavailable >= 20, "only {unavailable} refused");
+    // /metrics gives each refusal its reason.
+    let (_, _, text) = send(
+        &client,
+        Method::GET,
+        &format!("{}/metrics", server.base()),
+        "",
+    )
+    .await;
+    let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
+        .expect("valid exposition text");
+    let rejections = |reason: &str| {
+        scrape
+            .samples
+            .iter()
+            .find(|s| {
+                s.metric == "tailor_rejections_total" && s.labels.get("reason") == Some(reason)
+            })
+            .map(|s| match s.value {
+                prometheus_parse::Value::Counter(v) | prometheus_parse::Value::Untyped(v) => v,
+                _ => f64::NAN,
+            })
+            .unwrap_or_else(|| panic!("no tailor_rejections_total{{reason={reason:?}}} in\n{text}"))
+    };
+    assert_eq!(rejections("queue_full"), unavailable as f64, "{text}");
+    for other in ["shutting_down", "cancelled", "deadline"] {
+        assert_eq!(rejections(other), 0.0, "{other}: {text}");
+    }
     // After the overload, requests are served again.
     for _ in 0..3 {
         let (status, _, body) = send(&client, Method::POST, &url, "").await;
@@ -415,7 +442,10 @@ async fn metrics_are_prometheus_text() {
     let scrape = prometheus_parse::Scrape::parse(lines).expect("valid exposition text");
     let names: Vec<&str> = scrape.samples.iter().map(|s| s.metric.as_str()).collect();
     for want in [
+        "tailor_build_info",
         "tailor_request_duration_seconds_count",
+        "tailor_queue_wait_seconds_count",
+        "tailor_rejections_total",
         "tailor_load",
         "tailor_queue_length",
         "tailor_threads_in_use",
@@ -434,6 +464,96 @@ async fn metrics_are_prometheus_text() {
         matches!(count.value, prometheus_parse::Value::Untyped(v) | prometheus_parse::Value::Counter(v) if v == 5.0)
             || text.contains("tailor_request_duration_seconds_count 5"),
         "{text}"
+    );
+    // Buckets: 1, 2 and 5 per decade from 0.1 ms to 10 s, then +Inf.
+    let buckets: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("tailor_request_duration_seconds_bucket"))
+        .collect();
+    assert_eq!(buckets.len(), 17, "{buckets:?}");
+    assert!(buckets[0].contains("le=\"0.0001\""), "{buckets:?}");
+    assert!(buckets[15].contains("le=\"10\""), "{buckets:?}");
+    let waits = text
+        .lines()
+        .find_map(|l| l.strip_prefix("tailor_queue_wait_seconds_count "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(waits.trim(), "5", "every /work request's wait is timed");
+    let build = scrape
+        .samples
+        .iter()
+        .find(|s| s.metric == "tailor_build_info")
+        .unwrap();
+    assert_eq!(build.labels.get("policy"), Some("seq"));
+    assert_eq!(build.labels.get("version"), Some(env!("CARGO_PKG_VERSION")));
+    // The rolling profile of the five served requests, as profile CSV.
+    let (status, _, csv) = send(
+        &client,
+        Method::GET,
+        &format!("{}/profile?degrees=2", server.base()),
+        "",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{csv}");
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows[0], "request,t1_ms,t2_ms", "{csv}");
+    assert_eq!(rows.len(), 6, "{csv}");
+    for row in &rows[1..] {
+        let t: Vec<f64> = row.split(',').skip(1).map(|v| v.parse().unwrap()).collect();
+        // About 1 ms of work each; degree 2 never takes longer than degree 1.
+        assert!(t[0] > 0.5 && t[0] < 50.0 && t[1] <= t[0] + 1e-9, "{row}");
+    }
+    let (status, _, _) = send(
+        &client,
+        Method::GET,
+        &format!("{}/profile?degrees=0", server.base()),
+        "",
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    // Readiness beside liveness.
+    let (status, _, body) = send(
+        &client,
+        Method::GET,
+        &format!("{}/readyz", server.base()),
+        "",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(body.contains("ready"), "{body}");
+    server.stop().await;
+}
+
+/// Every answer carries an `x-request-id`: a fresh one, or the client's own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_carry_the_request_id() {
+    let server = start(synthetic(1.0), seq(2, 100), ServeConfig::default()).await;
+    let client = client();
+    let id_of = |request: hyper::Request<http_body_util::Full<bytes::Bytes>>| {
+        let client = client.clone();
+        async move {
+            let response = client.request(request).await.expect("an answer");
+            response
+                .headers()
+                .get("x-request-id")
+                .map(|v| v.to_str().unwrap().to_string())
+        }
+    };
+    let url = format!("{}/work", server.base());
+    let fresh = |id: Option<&str>| {
+        let mut b = hyper::Request::builder().method(Method::POST).uri(&url);
+        if let Some(id) = id {
+            b = b.header("x-request-id", id);
+        }
+        b.body(http_body_util::Full::new(bytes::Bytes::new()))
+            .unwrap()
+    };
+    let a = id_of(fresh(None)).await.expect("an id is given");
+    let b = id_of(fresh(None)).await.expect("an id is given");
+    assert_ne!(a, b);
+    assert_eq!(a.len(), 36, "a UUID: {a}");
+    assert_eq!(
+        id_of(fresh(Some("mine-42"))).await.as_deref(),
+        Some("mine-42")
     );
     server.stop().await;
 }

@@ -11,6 +11,7 @@ use tailor_core::{helpers_granted, start_threads};
 use super::{Role, Shared, Ticket};
 use crate::handle::{RequestError, Timing};
 use crate::request::{Core, Work};
+use crate::served::ServedRequest;
 
 /// The timing of a request that never started.
 pub(super) fn timing_now(core: &Core, now: Instant) -> Timing {
@@ -297,6 +298,15 @@ impl Shared {
             Some(RequestError::Panicked(_)) => &self.metrics.failed,
         };
         counter.fetch_add(1, Ordering::Relaxed);
+        if failure.is_none() && self.served.on() && core.is_timed() {
+            let (units_ms, merge_ms) = core.parts_ms();
+            self.served.push(ServedRequest {
+                units_ms,
+                merge_ms,
+                max_degree,
+                latency_ms: timing.latency_ms(),
+            });
+        }
         let top = self.metrics.degrees.len();
         self.metrics.degrees[max_degree.min(top) - 1].fetch_add(1, Ordering::Relaxed);
         if core.measured {
