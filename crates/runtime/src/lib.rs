@@ -20,6 +20,7 @@
 
 mod admission;
 pub mod emulate;
+mod fn_job;
 mod guard;
 mod handle;
 mod metrics;
@@ -39,3 +40,8 @@ pub use runtime::{
     DEFAULT_PROFILE_WINDOW,
 };
 pub use served::ServedRequest;
+
+pub use fn_job::{job_fn, FnJob};
+/// What an embedder needs from `tailor-core`, so that it can depend on this crate alone:
+/// the job trait, the policies and their tables.
+pub use tailor_core::{AdaptiveTable, IntervalTable, Job, Policy, Tables};
