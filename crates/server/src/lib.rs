@@ -11,7 +11,8 @@
 //! then cancels the rest, each of which still gets an answer (503).
 //!
 //! [`fanout`] is a partition-aggregate front end over `serve`s that each hold one shard,
-//! with reissue policies across each shard's replicas (issue #24).
+//! with reissue policies across each shard's replicas (issue #24). Its SingleR is public as
+//! [`SingleRLayer`], a tower layer for any service ([`singler`]).
 //!
 //! [`run_load`] is the client: requests released at their intended times by the same
 //! precise generator as `tailor run`, sent over a bounded pool of keep-alive connections,
@@ -24,6 +25,7 @@ mod metrics;
 mod profile;
 mod routes;
 mod signal;
+pub mod singler;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -47,6 +49,7 @@ pub use routes::{
     MAX_WORK_MS,
 };
 pub use signal::shutdown_signal;
+pub use singler::{CloneRequest, InvalidProbability, ReissuePolicy, SingleR, SingleRLayer};
 
 /// What the server computes.
 pub enum ServedWorkload {

@@ -429,8 +429,9 @@ pub async fn fanout(
                 (reissued, health, firsts),
             );
             ShardStack::new(replicas, config.reissue, seed ^ 1, config.hedge_period)
+                .map_err(FanoutError::BadConfig)
         })
-        .collect();
+        .collect::<Result<Vec<_>, _>>()?;
     let state = Arc::new(State {
         stacks,
         workload,

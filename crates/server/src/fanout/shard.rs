@@ -5,10 +5,11 @@
 //! SingleR (Kaler, He and Elnikety, "Optimal Reissue Policies for Reducing Tail Latency",
 //! SPAA 2017, §3) decides once per shard request, when it is sent, whether it may be
 //! reissued (probability q); if so and no answer has come d ms later, a second copy goes
-//! to another replica and the first answer wins. SingleD is q = 1. Hedging (Dean and
-//! Barroso, "The Tail at Scale", CACM 2013) reissues every request still out at the P-th
-//! percentile of recent latencies: tower's `Hedge`, whose percentile comes from a
-//! histogram of the previous period's latencies, in whole ms rounded up.
+//! to another replica and the first answer wins. SingleD is q = 1. The logic is the
+//! public [`crate::SingleRLayer`]'s; this module gives it the shard's policy. Hedging
+//! (Dean and Barroso, "The Tail at Scale", CACM 2013) reissues every request still out at
+//! the P-th percentile of recent latencies: tower's `Hedge`, whose percentile comes from
+//! a histogram of the previous period's latencies, in whole ms rounded up.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -29,6 +30,8 @@ use tower::hedge::Hedge;
 use tower::{BoxError, Service};
 
 use tailor_core::{Reissue, Rng, HEDGE_MIN_SAMPLES};
+
+use crate::singler::ReissuePolicy;
 
 use super::health::ReplicaHealth;
 
@@ -449,104 +452,29 @@ impl tower::hedge::Policy<ShardRequest> for HedgeAnother {
     }
 }
 
-/// SingleR as a tower service: see the module's summary. A copy that fails or answers 5xx
-/// does not win while the other may still answer well (tower's hedge returns whichever
-/// ends first, failure or not).
+/// SingleR's policy for shard requests (the public [`crate::SingleRLayer`] does the
+/// rest): the reissue goes to another replica, only while one is live; an answer that
+/// failed or is a 5xx does not win while the other copy may still answer well (tower's
+/// hedge returns whichever ends first, failure or not).
 #[derive(Debug, Clone)]
-pub(crate) struct SingleR {
-    inner: Replicas,
-    delay: Duration,
-    q: f64,
-    rng: Arc<Mutex<Rng>>,
-}
+pub(crate) struct ReissueElsewhere(Replicas);
 
-impl SingleR {
-    pub(crate) fn new(inner: Replicas, d_ms: f64, q: f64, seed: u64) -> SingleR {
-        SingleR {
-            inner,
-            delay: Duration::from_secs_f64(d_ms / 1000.0),
-            q,
-            rng: Arc::new(Mutex::new(tailor_core::seeded_rng(seed))),
-        }
+impl ReissuePolicy<ShardRequest, ShardResponse, BoxError> for ReissueElsewhere {
+    fn clone_request(&self, request: &ShardRequest) -> Option<ShardRequest> {
+        Some(request.reissue())
+    }
+
+    fn can_reissue(&self, request: &ShardRequest) -> bool {
+        self.0.live_other(request.trace.first_replica())
+    }
+
+    fn is_good(&self, answer: &Result<ShardResponse, BoxError>) -> bool {
+        matches!(answer, Ok(a) if !a.status.is_server_error())
     }
 }
 
-impl Service<ShardRequest> for SingleR {
-    type Response = ShardResponse;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<ShardResponse, BoxError>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: ShardRequest) -> Self::Future {
-        let reissue = {
-            let mut rng = self.rng.lock().unwrap_or_else(|p| p.into_inner());
-            self.q >= 1.0 || (self.q > 0.0 && rng.random_bool(self.q))
-        };
-        let second = request.reissue();
-        let first = self.inner.call(request);
-        if !reissue {
-            return Box::pin(first);
-        }
-        let mut inner = self.inner.clone();
-        let delay = self.delay;
-        Box::pin(async move {
-            let mut first = std::pin::pin!(first);
-            // At d = 0 both copies go at once (a timer would let a quick first copy win
-            // the race against a zero wait). A first copy that fails, or answers 5xx,
-            // before d has its reissue sent at once.
-            let mut early = None;
-            if !delay.is_zero() {
-                tokio::select! {
-                    biased;
-                    answer = &mut first => match answer {
-                        Ok(a) if !a.status.is_server_error() => return Ok(a),
-                        failed => early = Some(failed),
-                    },
-                    () = tokio::time::sleep(delay) => {}
-                }
-            }
-            // No live replica but the first copy's: no reissue; the first copy's answer
-            // (or its failure) is the answer.
-            if !inner.live_other(second.trace.first_replica()) {
-                return match early {
-                    Some(failed) => failed,
-                    None => first.await,
-                };
-            }
-            tower::ServiceExt::ready(&mut inner).await?;
-            let second = inner.call(second);
-            if let Some(failed) = early {
-                return match second.await {
-                    Ok(a) if !a.status.is_server_error() => Ok(a),
-                    _ => failed,
-                };
-            }
-            let mut second = std::pin::pin!(second);
-            // The first good answer wins; a failure or a 5xx waits for the other copy,
-            // and is the answer only if that one fails too.
-            tokio::select! {
-                biased;
-                answer = &mut first => match answer {
-                    Ok(a) if !a.status.is_server_error() => Ok(a),
-                    failed => match second.await {
-                        Ok(a) if !a.status.is_server_error() => Ok(a),
-                        _ => failed,
-                    },
-                },
-                answer = &mut second => match answer {
-                    Ok(a) if !a.status.is_server_error() => Ok(a),
-                    failed => match first.await {
-                        Ok(a) if !a.status.is_server_error() => Ok(a),
-                        _ => failed,
-                    },
-                },
-            }
-        })
-    }
-}
+/// SingleR over a shard's replicas: see the module's summary.
+pub(crate) type SingleR = crate::singler::SingleR<Replicas, ReissueElsewhere>;
 
 /// A shard's stack under one reissue policy.
 pub(crate) enum ShardStack {
@@ -559,20 +487,25 @@ pub(crate) enum ShardStack {
 
 impl ShardStack {
     /// The stack for `reissue` over `replicas`; `hedge_period` is the hedge histogram's.
+    /// Fails on a SingleR delay that is negative or not a number, or a q outside [0, 1].
     pub(crate) fn new(
         replicas: Replicas,
         reissue: Reissue,
         seed: u64,
         hedge_period: Duration,
-    ) -> ShardStack {
-        match reissue {
+    ) -> Result<ShardStack, String> {
+        let single_r = |d_ms: f64, q: f64| {
+            let delay = Duration::try_from_secs_f64(d_ms / 1000.0)
+                .map_err(|_| format!("reissue delay {d_ms} ms: expected a number of ms from 0"))?;
+            let policy = ReissueElsewhere(replicas.clone());
+            SingleR::new(replicas.clone(), delay, q, seed, policy)
+                .map(ShardStack::SingleR)
+                .map_err(|e| e.to_string())
+        };
+        Ok(match reissue {
             Reissue::None => ShardStack::Plain(replicas),
-            Reissue::SingleD { d_ms } => {
-                ShardStack::SingleR(SingleR::new(replicas, d_ms, 1.0, seed))
-            }
-            Reissue::SingleR { d_ms, q } => {
-                ShardStack::SingleR(SingleR::new(replicas, d_ms, q, seed))
-            }
+            Reissue::SingleD { d_ms } => single_r(d_ms, 1.0)?,
+            Reissue::SingleR { d_ms, q } => single_r(d_ms, q)?,
             Reissue::Hedge { percentile } => ShardStack::Hedge(
                 Mutex::new(Hedge::new(
                     replicas.clone(),
@@ -583,14 +516,14 @@ impl ShardStack {
                 )),
                 replicas,
             ),
-        }
+        })
     }
 
     /// The shard's replicas.
     pub(crate) fn replicas(&self) -> &Replicas {
         match self {
             ShardStack::Plain(r) => r,
-            ShardStack::SingleR(s) => &s.inner,
+            ShardStack::SingleR(s) => s.get_ref(),
             ShardStack::Hedge(_, r) => r,
         }
     }
