@@ -17,12 +17,17 @@
 //!   mid-run, between units ([`BoostMode`] says how the priority is obtained).
 //! - **Failures**: a panic in a unit fails that request alone; every submitted request
 //!   either resolves or is refused at submission; shutdown drains or cancels.
+//! - **Tower**: [`RuntimeLayer`] wraps a service that turns a request into a job; the
+//!   [`RuntimeService`] it makes runs the job here, cancels it when its response future is
+//!   dropped, and reports `Overloaded` from `poll_ready` while the admission queue is full
+//!   (`examples/axum_search.rs` serves an axum route through it).
 
 mod admission;
 pub mod emulate;
 mod fn_job;
 mod guard;
 mod handle;
+mod layer;
 mod metrics;
 mod noise;
 mod priority;
@@ -33,6 +38,7 @@ mod served;
 pub mod steal;
 
 pub use handle::{oneshot, Completer, Done, Handle, RequestError, Timing};
+pub use layer::{BoxError, RuntimeFuture, RuntimeLayer, RuntimeService, RuntimeServiceError};
 pub use metrics::MetricsSnapshot;
 pub use priority::{BoostMode, ThreadClass, HARNESS_PRIORITY, HICCUP_PRIORITY, REQUEST_PRIORITY};
 pub use runtime::{

@@ -377,6 +377,19 @@ impl Runtime {
         Ok(handle)
     }
 
+    /// Requests waiting for admission now (FM's delay, the worker pool's queue and, under
+    /// the core guard, the requests waiting for a core): [`MetricsSnapshot::waiting`]
+    /// without the rest of the snapshot.
+    pub fn waiting(&self) -> usize {
+        self.shared.waiting()
+    }
+
+    /// How many requests may wait for admission ([`RuntimeConfig::queue_bound`]);
+    /// beyond it [`submit`](Runtime::submit) refuses with [`SubmitError::QueueFull`].
+    pub fn queue_bound(&self) -> usize {
+        self.shared.config.queue_bound
+    }
+
     /// The live metrics.
     pub fn metrics(&self) -> MetricsSnapshot {
         self.shared.metrics.snapshot(self.shared.waiting())
