@@ -1,6 +1,7 @@
 //! The runtime's overhead against a plain crossbeam-channel thread pool running the same
 //! tiny units (issue #4: scheduling cost per request at most 5 us median; SEQ's
-//! throughput at least 97% of the plain pool's).
+//! throughput at least 97% of the plain pool's), and the cost of the runtime's profile of
+//! served requests (issue 41: at most 1% of throughput at saturation).
 //!
 //! Run with `cargo bench -p tailor-runtime --bench overhead`.
 
@@ -82,9 +83,57 @@ impl Drop for PlainPool {
 }
 
 fn seq_runtime(cores: usize) -> Runtime {
+    seq_runtime_keeping(cores, tailor_runtime::DEFAULT_PROFILE_WINDOW)
+}
+
+/// SEQ on `cores` threads, keeping the last `window` served requests' parts.
+fn seq_runtime_keeping(cores: usize, window: usize) -> Runtime {
     let mut c = RuntimeConfig::new(cores, Policy::Seq);
     c.boost_mode = Some(BoostMode::Unavailable);
+    c.profile_window = window;
     Runtime::start(c).unwrap()
+}
+
+/// A request of `.0` units of `.1` us each, like a search over its segments.
+struct Units(usize, f64);
+
+impl Job for Units {
+    type Part = ();
+    type Output = ();
+    fn units(&self) -> usize {
+        self.0
+    }
+    fn run(&self, _: usize) {
+        busy(self.1);
+    }
+    fn merge(&self, _: Vec<()>) {}
+}
+
+fn profile_overhead(c: &mut Criterion) {
+    // Saturation: batches of 200 requests of 16 units of 20 us (0.32 ms each, a short
+    // search) on 2 threads, with the profile kept (the default) and without.
+    const BATCH: u64 = 200;
+    let mut g = c.benchmark_group("profile window, 200 x 16 x 20 us");
+    g.throughput(Throughput::Elements(BATCH));
+    g.sample_size(30);
+    for (label, window) in [
+        ("kept (4096)", tailor_runtime::DEFAULT_PROFILE_WINDOW),
+        ("off (0)", 0),
+    ] {
+        let rt = seq_runtime_keeping(2, window);
+        g.bench_function(label, |b| {
+            b.iter(|| {
+                let handles: Vec<_> = (0..BATCH)
+                    .map(|_| rt.submit(Units(16, 20.0)).unwrap())
+                    .collect();
+                for h in handles {
+                    black_box(h.wait().unwrap());
+                }
+            })
+        });
+        rt.shutdown(Shutdown::Drain);
+    }
+    g.finish();
 }
 
 fn scheduling_cost(c: &mut Criterion) {
@@ -130,5 +179,5 @@ fn throughput(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, scheduling_cost, throughput);
+criterion_group!(benches, scheduling_cost, throughput, profile_overhead);
 criterion_main!(benches);
