@@ -51,3 +51,9 @@ pub use fn_job::{job_fn, FnJob};
 /// What an embedder needs from `tailor-core`, so that it can depend on this crate alone:
 /// the job trait, the policies and their tables.
 pub use tailor_core::{AdaptiveTable, IntervalTable, Job, Policy, Tables};
+
+/// The README's Rust snippets, compiled and run as doc-tests (`tests/readme.rs` checks
+/// that README.md shows exactly these).
+#[cfg(doctest)]
+#[doc = include_str!("readme_snippets.md")]
+struct ReadmeDoctests;
