@@ -81,6 +81,10 @@ pub(crate) struct ServeArgs {
     /// simulator's --noise; every request waits at its next unit boundary while one lasts.
     #[arg(long, value_name = "RATE_PER_S:LENGTH_MS", value_parser = crate::simulate::parse_noise)]
     noise: Option<tailor_core::Noise>,
+    /// Served requests whose unit times GET /profile keeps (0 keeps none and times
+    /// nothing).
+    #[arg(long, default_value_t = tailor_runtime::DEFAULT_PROFILE_WINDOW, value_parser = bounds::COUNT0)]
+    profile_window: usize,
     /// Upper bounds of /metrics' latency and queue-wait histogram buckets, in ms,
     /// increasing (default: 1, 2 and 5 per decade from 0.1 ms to 10 s).
     #[arg(long, value_name = "MS,MS,...", value_parser = parse_buckets_ms)]
@@ -161,6 +165,7 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
     rc.quantum_ms = bounds::quantum_ms(args.quantum_ms, &tables);
     rc.workers = args.workers;
     rc.queue_bound = args.queue_bound;
+    rc.profile_window = args.profile_window;
     rc.noise = args.noise.map(|n| (n, args.seed));
     let quantum_ms = rc.quantum_ms;
     let runtime = Runtime::start(rc)?;

@@ -751,6 +751,58 @@ fn work_stealing_policies_simulate_and_run_with_a_planned_table() {
     }
 }
 
+/// `GET /profile` serves the requests served so far as profile CSV, and nothing with
+/// `--profile-window 0`.
+#[test]
+fn serve_profiles_what_it_served_unless_told_not_to() {
+    use std::io::{Read, Write};
+    let get = |addr: &str, path: &str| {
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer
+    };
+    for (window, served) in [("8", true), ("0", false)] {
+        let (mut server, addr, _lines) = spawn_serve(&[
+            "--workload",
+            "synthetic:const:1",
+            "--policy",
+            "seq",
+            "--spin-rate",
+            "100",
+            "--profile-window",
+            window,
+        ]);
+        let load = tailor(&[
+            "load",
+            "--url",
+            &format!("http://{addr}"),
+            "--rps",
+            "200",
+            "--requests",
+            "20",
+        ]);
+        assert!(load.status.success(), "{}", stderr(&load));
+        let answer = get(&addr, "/profile?degrees=2");
+        signal(&server, "-TERM");
+        assert_eq!(server.wait().unwrap().code(), Some(0));
+        if served {
+            assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+            let body = answer.split("\r\n\r\n").nth(1).unwrap();
+            let rows: Vec<&str> = body.lines().filter(|l| !l.is_empty()).collect();
+            assert_eq!(rows[0], "request,t1_ms,t2_ms", "{body}");
+            assert_eq!(rows.len(), 1 + 8, "the window keeps the last 8: {body}");
+        } else {
+            assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
+        }
+    }
+}
+
 /// `tailor serve` with an FM table and no `--quantum-ms` self-schedules at the table's
 /// grid step, and says so; `--quantum-ms` still wins.
 #[test]
