@@ -6,6 +6,7 @@
 //! for another request to leave. Waiting requests are bounded; past the bound a
 //! submission is refused. Decisions take one short lock per request, never per unit.
 
+use arc_swap::ArcSwap;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
@@ -66,13 +67,14 @@ pub(crate) struct Admitter {
     state: Mutex<State>,
     /// Wakes the admission thread when a delayed request arrives or at shutdown.
     wake: Condvar,
-    policy: Policy,
+    /// The running policy, swappable (`Runtime::set_policy`).
+    policy: Arc<ArcSwap<Policy>>,
     workers: usize,
     bound: usize,
 }
 
 impl Admitter {
-    pub(crate) fn new(policy: Policy, workers: usize, bound: usize) -> Admitter {
+    pub(crate) fn new(policy: Arc<ArcSwap<Policy>>, workers: usize, bound: usize) -> Admitter {
         Admitter {
             state: Mutex::new(State {
                 accepting: true,
@@ -99,13 +101,14 @@ impl Admitter {
             return Decision::Closed;
         }
         let waiting = s.queue.len() + s.delayed.len();
-        if self.policy.uses_worker_pool() {
+        let policy = self.policy.load();
+        if policy.uses_worker_pool() {
             if s.running < self.workers {
                 s.running += 1;
                 return Decision::Start { after_exit: false };
             }
         } else {
-            match self.policy.admission(load) {
+            match policy.admission(load) {
                 Admission::Now => {
                     s.running += 1;
                     return Decision::Start { after_exit: false };
@@ -144,7 +147,7 @@ impl Admitter {
         s.running -= 1;
         let next = s.queue.pop_front()?;
         s.running += 1;
-        Some((next, !self.policy.uses_worker_pool()))
+        Some((next, !self.policy.load().uses_worker_pool()))
     }
 
     /// The admission thread's loop: releases delayed requests when due, until closed.

@@ -113,7 +113,7 @@ impl RuntimeLayer {
 impl fmt::Debug for RuntimeLayer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RuntimeLayer")
-            .field("policy", self.runtime.policy())
+            .field("policy", &self.runtime.policy())
             .finish()
     }
 }
@@ -168,7 +168,7 @@ impl<S: fmt::Debug> fmt::Debug for RuntimeService<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RuntimeService")
             .field("inner", &self.inner)
-            .field("policy", self.runtime.policy())
+            .field("policy", &self.runtime.policy())
             .finish()
     }
 }

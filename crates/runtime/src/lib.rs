@@ -42,7 +42,7 @@ pub use layer::{BoxError, RuntimeFuture, RuntimeLayer, RuntimeService, RuntimeSe
 pub use metrics::MetricsSnapshot;
 pub use priority::{BoostMode, ThreadClass, HARNESS_PRIORITY, HICCUP_PRIORITY, REQUEST_PRIORITY};
 pub use runtime::{
-    Runtime, RuntimeConfig, Shutdown, ShutdownReport, StartError, SubmitError,
+    PolicySwapError, Runtime, RuntimeConfig, Shutdown, ShutdownReport, StartError, SubmitError,
     DEFAULT_PROFILE_WINDOW,
 };
 pub use served::ServedRequest;

@@ -8,6 +8,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use arc_swap::ArcSwap;
 use crossbeam_channel::{unbounded, Sender};
 use tailor_core::{Admission, Job, Noise, Policy};
 
@@ -80,6 +81,27 @@ impl RuntimeConfig {
     }
 }
 
+/// Why [`Runtime::set_policy`] refused a policy.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicySwapError {
+    /// It runs another way than the running one.
+    #[error("{new} cannot replace {running}: it runs another way (worker pool, self-scheduling or boosting)")]
+    Kind {
+        /// The policy started with.
+        running: String,
+        /// The one refused.
+        new: String,
+    },
+    /// It needs a higher degree than the pool was sized for.
+    #[error("a policy of maximum degree {new} cannot replace one of {running}: the pool was sized for {running}")]
+    Degree {
+        /// The started policy's maximum degree.
+        running: usize,
+        /// The refused one's.
+        new: usize,
+    },
+}
+
 /// Why a runtime could not start.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StartError {
@@ -146,6 +168,12 @@ pub const DEFAULT_PROFILE_WINDOW: usize = 4096;
 
 pub(crate) struct Shared {
     config: RuntimeConfig,
+    /// The policy in force: `config.policy` at start, then whatever
+    /// [`Runtime::set_policy`] swapped in.
+    pub(crate) policy: Arc<ArcSwap<Policy>>,
+    /// Policies swapped in, and when the one in force began.
+    swaps: AtomicU64,
+    since: Mutex<Instant>,
     metrics: Metrics,
     /// The last served requests' parts.
     pub(crate) served: ServedLog,
@@ -212,10 +240,14 @@ impl Runtime {
         let boost_mode = config.boost_mode.unwrap_or_else(BoostMode::detect);
         let (ordinary_tx, ordinary_rx) = unbounded();
         let (boost_tx, boost_rx) = unbounded();
+        let policy = Arc::new(ArcSwap::from_pointee(config.policy.clone()));
         let shared = Arc::new(Shared {
             metrics: Metrics::new(max_degree),
             served: ServedLog::new(config.profile_window),
-            admitter: Admitter::new(config.policy.clone(), workers, config.queue_bound),
+            admitter: Admitter::new(policy.clone(), workers, config.queue_bound),
+            policy,
+            swaps: AtomicU64::new(0),
+            since: Mutex::new(Instant::now()),
             ordinary: ordinary_tx,
             boost: boost_tx,
             boosts: !guarded && config.policy.boosts(),
@@ -307,9 +339,43 @@ impl Runtime {
         self.shared.boost_mode
     }
 
-    /// The policy it runs.
-    pub fn policy(&self) -> &Policy {
-        &self.shared.config.policy
+    /// The policy it runs now.
+    pub fn policy(&self) -> Arc<Policy> {
+        self.shared.policy.load_full()
+    }
+
+    /// Swaps in `policy` for every decision from now on: requests running keep their
+    /// threads and take the new policy's decisions at their next quantum. This goes beyond
+    /// the FM paper, whose table is planned offline once (issue 41's re-planning). The new
+    /// policy must run the way the old one does (a worker pool or not, self-scheduling,
+    /// boosting) and need no higher degree, since the pool was sized at start.
+    pub fn set_policy(&self, policy: Policy) -> Result<(), PolicySwapError> {
+        let start = &self.shared.config.policy;
+        let same_kind = policy.uses_worker_pool() == start.uses_worker_pool()
+            && policy.self_schedules() == start.self_schedules()
+            && policy.boosts() == start.boosts();
+        if !same_kind {
+            return Err(PolicySwapError::Kind {
+                running: start.name(),
+                new: policy.name(),
+            });
+        }
+        if policy.max_degree() > start.max_degree() {
+            return Err(PolicySwapError::Degree {
+                running: start.max_degree(),
+                new: policy.max_degree(),
+            });
+        }
+        self.shared.policy.store(Arc::new(policy));
+        self.shared.swaps.fetch_add(1, Ordering::AcqRel);
+        *self.shared.since.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        Ok(())
+    }
+
+    /// Policies swapped in so far, and how long the one in force has been.
+    pub fn policy_swaps(&self) -> (u64, Duration) {
+        let since = *self.shared.since.lock().unwrap_or_else(|e| e.into_inner());
+        (self.shared.swaps.load(Ordering::Acquire), since.elapsed())
     }
 
     /// The last served requests ([`RuntimeConfig::profile_window`] of them), oldest
@@ -345,7 +411,7 @@ impl Runtime {
         let work: Arc<dyn Work> = Arc::new(Request::new(core, job, completer));
         let load = s.metrics.load.fetch_add(1, Ordering::AcqRel) + 1;
         let decision = match &s.gate {
-            Some(gate) => match s.config.policy.admission(load) {
+            Some(gate) => match s.policy.load().admission(load) {
                 // FM's delay v0 is kept; a released request then waits for a core.
                 Admission::Delay(_) => s.admitter.submit(&work, load),
                 // Under the guard a request starts whenever a core is free and none

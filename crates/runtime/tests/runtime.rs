@@ -538,3 +538,51 @@ fn stalls_hold_every_request_at_a_unit_boundary_and_all_complete() {
     rt.shutdown(Shutdown::Drain);
     assert!(stopping.elapsed() < Duration::from_secs(5));
 }
+
+/// `set_policy` swaps FM's table for the requests that follow (issue 41's re-planning),
+/// counts the swap, and refuses a policy that runs another way or needs a larger pool.
+#[test]
+fn a_swapped_table_takes_over_the_next_requests() {
+    // Degree 1 for the first second of every request, then degree 2.
+    let slow = fm_table(vec![(vec![0.0, 1000.0], false)]);
+    let rt = Runtime::start(config(
+        2,
+        Policy::Fm {
+            table: slow,
+            boost: true,
+        },
+    ))
+    .unwrap();
+    let before = rt.submit(Spin::new(16, 1000)).unwrap().wait().unwrap();
+    assert_eq!(before.timing.max_degree, 1);
+    assert_eq!(rt.policy_swaps().0, 0);
+
+    let eager = all_at_once(2);
+    rt.set_policy(Policy::Fm {
+        table: eager.clone(),
+        boost: true,
+    })
+    .unwrap();
+    assert!(matches!(&*rt.policy(), Policy::Fm { table, .. } if Arc::ptr_eq(table, &eager)));
+    let (swaps, age) = rt.policy_swaps();
+    assert_eq!(swaps, 1);
+    assert!(age < Duration::from_secs(5));
+    let after = rt.submit(Spin::new(16, 1000)).unwrap().wait().unwrap();
+    assert_eq!(after.timing.max_degree, 2, "the new table's helper joined");
+    assert_eq!(after.output, (0..16).collect::<Vec<_>>());
+
+    let refused = rt.set_policy(Policy::Seq).unwrap_err();
+    assert!(
+        refused.to_string().contains("runs another way"),
+        "{refused}"
+    );
+    let wider = rt
+        .set_policy(Policy::Fm {
+            table: all_at_once(4),
+            boost: true,
+        })
+        .unwrap_err();
+    assert!(wider.to_string().contains("maximum degree 4"), "{wider}");
+    assert_eq!(rt.policy_swaps().0, 1, "refusals swap nothing");
+    rt.shutdown(Shutdown::Drain);
+}

@@ -161,6 +161,28 @@ where
     }
 }
 
+/// The policy's swaps and age at one scrape.
+#[derive(Debug)]
+struct PolicySwaps((u64, Duration));
+
+impl Collector for PolicySwaps {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let (swaps, age) = self.0;
+        constant(
+            &mut encoder,
+            "tailor_policy_swaps",
+            "Policies (FM tables) swapped in while serving (Runtime::set_policy).",
+            ConstCounter::new(swaps),
+        )?;
+        constant(
+            &mut encoder,
+            "tailor_policy_age_seconds",
+            "Seconds since the policy in force was started or swapped in.",
+            ConstGauge::new(age.as_secs_f64()),
+        )
+    }
+}
+
 /// The runtime's metrics at one scrape.
 #[derive(Debug)]
 struct RuntimeMetrics(MetricsSnapshot);
@@ -381,9 +403,12 @@ impl HttpMetrics {
     }
 
     /// The exposition text: the HTTP side's registry, then the runtime's snapshot.
-    pub(crate) fn render(&self, rt: &MetricsSnapshot) -> String {
+    /// `swaps`: the policies swapped in so far and the age of the one in force
+    /// (`Runtime::policy_swaps`).
+    pub(crate) fn render(&self, rt: &MetricsSnapshot, swaps: (u64, Duration)) -> String {
         let mut runtime = Registry::default();
         runtime.register_collector(Box::new(RuntimeMetrics(rt.clone())));
+        runtime.register_collector(Box::new(PolicySwaps(swaps)));
         let mut out = render(&self.registry);
         out.push_str(&render(&runtime));
         out

@@ -540,7 +540,9 @@ async fn profile(
 }
 
 async fn metrics(With(state): With<Arc<State>>) -> Response {
-    let text = state.metrics.render(&state.runtime.metrics());
+    let text = state
+        .metrics
+        .render(&state.runtime.metrics(), state.runtime.policy_swaps());
     (
         [(
             header::CONTENT_TYPE,

@@ -446,6 +446,8 @@ async fn metrics_are_prometheus_text() {
         "tailor_request_duration_seconds_count",
         "tailor_queue_wait_seconds_count",
         "tailor_rejections_total",
+        "tailor_policy_swaps_total",
+        "tailor_policy_age_seconds",
         "tailor_load",
         "tailor_queue_length",
         "tailor_threads_in_use",

@@ -128,7 +128,7 @@ impl Shared {
             1
         } else {
             let hint = core.demand_hint_ms.unwrap_or(0.0);
-            self.config.policy.start_degree(load, hint).max(1)
+            self.policy.load().start_degree(load, hint).max(1)
         };
         core.wanted.store(degree, Ordering::Release);
         if core.units == 0 {
@@ -157,8 +157,8 @@ impl Shared {
         let core = work.core();
         let load = self.metrics.load.load(Ordering::Acquire);
         let wanted =
-            self.config
-                .policy
+            self.policy
+                .load()
                 .degree(load, executed_ms, core.wanted.load(Ordering::Acquire));
         core.wanted.store(wanted, Ordering::Release);
         let n = gate.grant(|free, waiting| {
@@ -190,7 +190,7 @@ impl Shared {
             1
         } else {
             let hint = core.demand_hint_ms.unwrap_or(0.0);
-            self.config.policy.start_degree(load, hint).max(1)
+            self.policy.load().start_degree(load, hint).max(1)
         };
         if core.units == 0 {
             core.set_degree(1);
@@ -210,7 +210,7 @@ impl Shared {
     fn raise(&self, work: &Arc<dyn Work>, current: usize, wanted: usize) -> bool {
         let core = work.core();
         core.set_degree(wanted);
-        if self.boosts && self.config.policy.boost(wanted, 0, usize::MAX) {
+        if self.boosts && self.policy.load().boost(wanted, 0, usize::MAX) {
             let mut waiting = self.boost_waiting.lock().unwrap_or_else(|e| e.into_inner());
             waiting.push(work.clone());
             self.fill_boost(&mut waiting);
@@ -240,8 +240,8 @@ impl Shared {
             let degree = waiting[i].core().degree.load(Ordering::Acquire);
             let boosted = &self.metrics.boosted_threads;
             if !self
-                .config
                 .policy
+                .load()
                 .boost(degree, boosted.load(Ordering::Acquire), self.config.cores)
             {
                 return;
@@ -418,8 +418,8 @@ pub(super) fn work_on(s: &Arc<Shared>, work: &Arc<dyn Work>, role: Role) -> Exit
                     let current = core.degree.load(Ordering::Acquire);
                     let load = s.metrics.load.load(Ordering::Acquire);
                     let wanted =
-                        s.config
-                            .policy
+                        s.policy
+                            .load()
                             .degree(load, executed.as_secs_f64() * 1000.0, current);
                     if wanted > current && s.raise(work, current, wanted) {
                         break; // it moved to the boost pool
