@@ -487,14 +487,24 @@ async fn metrics_are_prometheus_text() {
         .unwrap();
     assert_eq!(build.labels.get("policy"), Some("seq"));
     assert_eq!(build.labels.get("version"), Some(env!("CARGO_PKG_VERSION")));
-    // The rolling profile of the five served requests, as profile CSV.
-    let (status, _, csv) = send(
-        &client,
-        Method::GET,
-        &format!("{}/profile?degrees=2", server.base()),
-        "",
-    )
-    .await;
+    // The rolling profile of the five served requests, as profile CSV. A request is
+    // recorded just after its answer is ready, so the last may take a moment to appear.
+    let mut answer = (StatusCode::OK, String::new());
+    for _ in 0..200 {
+        let (status, _, csv) = send(
+            &client,
+            Method::GET,
+            &format!("{}/profile?degrees=2", server.base()),
+            "",
+        )
+        .await;
+        answer = (status, csv);
+        if answer.0 == StatusCode::OK && answer.1.lines().count() == 6 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let (status, csv) = answer;
     assert_eq!(status, StatusCode::OK, "{csv}");
     let rows: Vec<&str> = csv.lines().collect();
     assert_eq!(rows[0], "request,t1_ms,t2_ms", "{csv}");
