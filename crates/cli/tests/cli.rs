@@ -7,7 +7,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{assert_refused, scratch, sim, stderr, stdout, tailor};
+use common::{
+    assert_refused, http_get, listening, scratch, sim, stderr, stdout, tailor, Listening,
+};
 
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
@@ -514,29 +516,19 @@ fn plan_rc_finds_a_threshold_by_simulation() {
     assert!(sim(&[policy]).status.success());
 }
 
-type StderrLines = std::io::Lines<std::io::BufReader<std::process::ChildStderr>>;
+use common::StderrLines;
 
 /// Starts `tailor serve` on a free port with `flags`; returns it, its address and the
 /// rest of its stderr.
 fn spawn_serve(flags: &[&str]) -> (std::process::Child, String, StderrLines) {
-    use std::io::{BufRead, BufReader};
     let mut server = Command::new(env!("CARGO_BIN_EXE_tailor"))
         .args(["serve", "--listen", "127.0.0.1:0"])
         .args(flags)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("the server says where it listens")
-            .unwrap();
-        if let Some(rest) = line.split("http://").nth(1) {
-            break rest.split_whitespace().next().unwrap().to_string();
-        }
-    };
-    (server, addr, lines)
+    let Listening { addr, rest, .. } = listening(&mut server);
+    (server, addr, rest)
 }
 
 fn signal(child: &std::process::Child, name: &str) {
@@ -551,7 +543,6 @@ fn signal(child: &std::process::Child, name: &str) {
 /// stops and exits 0; `tailor load` against it prints a summary with engine `http`.
 #[test]
 fn serve_answers_then_exits_0_on_sigterm() {
-    use std::io::{Read, Write};
     let (mut server, addr, lines) = spawn_serve(&[
         "--workload",
         "synthetic:const:1",
@@ -560,14 +551,7 @@ fn serve_answers_then_exits_0_on_sigterm() {
         "--spin-rate",
         "100",
     ]);
-    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
-    write!(
-        stream,
-        "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
+    let answer = http_get(&addr, "/healthz");
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     let load = tailor(&[
         "load",
@@ -755,18 +739,6 @@ fn work_stealing_policies_simulate_and_run_with_a_planned_table() {
 /// `--profile-window 0`.
 #[test]
 fn serve_profiles_what_it_served_unless_told_not_to() {
-    use std::io::{Read, Write};
-    let get = |addr: &str, path: &str| {
-        let mut stream = std::net::TcpStream::connect(addr).unwrap();
-        write!(
-            stream,
-            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-        )
-        .unwrap();
-        let mut answer = String::new();
-        stream.read_to_string(&mut answer).unwrap();
-        answer
-    };
     for (window, served) in [("8", true), ("0", false)] {
         let (mut server, addr, _lines) = spawn_serve(&[
             "--workload",
@@ -788,7 +760,7 @@ fn serve_profiles_what_it_served_unless_told_not_to() {
             "20",
         ]);
         assert!(load.status.success(), "{}", stderr(&load));
-        let answer = get(&addr, "/profile?degrees=2");
+        let answer = http_get(&addr, "/profile?degrees=2");
         signal(&server, "-TERM");
         assert_eq!(server.wait().unwrap().code(), Some(0));
         if served {

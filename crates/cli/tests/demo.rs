@@ -2,6 +2,8 @@
 //! shared/spec/cli.md (live cells with intervals, projected runs, the verdict), the kept
 //! profile's companions, and the chart.
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -139,7 +141,6 @@ fn the_demo_prints_cells_with_intervals_projections_and_a_verdict() {
 /// printed serves the search with FM and that table, at the table's step, under
 /// the `tailor load` command it printed.
 fn kept_plans_serve_as_printed(out_dir: &std::path::Path, stderr: &str) {
-    use std::io::{BufRead, BufReader};
     let table: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("fm-table.json")).unwrap())
             .unwrap();
@@ -179,18 +180,7 @@ fn kept_plans_serve_as_printed(out_dir: &std::path::Path, stderr: &str) {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut seen = Vec::new();
-    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("the server says where it listens")
-            .unwrap();
-        seen.push(line.clone());
-        if let Some(rest) = line.split("http://").nth(1) {
-            break rest.split_whitespace().next().unwrap().to_string();
-        }
-    };
+    let common::Listening { addr, seen, .. } = common::listening(&mut server);
     assert!(
         seen.iter()
             .any(|l| l.contains("self-scheduling quantum 0.25 ms")),

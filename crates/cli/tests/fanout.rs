@@ -155,25 +155,18 @@ fn serve_refuses_bad_noise_and_shards_before_it_starts() {
     }
 }
 
-type StderrLines = std::io::Lines<std::io::BufReader<std::process::ChildStderr>>;
+use common::StderrLines;
 
 /// Starts `tailor ARGS --listen 127.0.0.1:0`; returns it, its address and its stderr.
 fn spawn(args: &[&str]) -> (std::process::Child, String, StderrLines) {
-    use std::io::{BufRead, BufReader};
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tailor"))
         .args(args)
         .args(["--listen", "127.0.0.1:0"])
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines.next().expect("it says where it listens").unwrap();
-        if let Some(rest) = line.split("http://").nth(1) {
-            break rest.split_whitespace().next().unwrap().to_string();
-        }
-    };
-    (child, addr, lines)
+    let common::Listening { addr, rest, .. } = common::listening(&mut child);
+    (child, addr, rest)
 }
 
 /// A child process that is killed when dropped unless it has ended: a failed assertion

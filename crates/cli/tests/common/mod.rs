@@ -60,3 +60,49 @@ pub(crate) fn sim(extra: &[&str]) -> Output {
     }
     tailor(&args)
 }
+
+/// A child's stderr, line by line.
+pub(crate) type StderrLines = std::io::Lines<std::io::BufReader<std::process::ChildStderr>>;
+
+/// What a server started with a piped stderr printed up to the line that names its
+/// address, and the rest of its stderr.
+pub(crate) struct Listening {
+    /// `HOST:PORT`, from the line with `http://HOST:PORT`.
+    pub(crate) addr: String,
+    /// The lines up to and including that one.
+    pub(crate) seen: Vec<String>,
+    /// The lines after it.
+    pub(crate) rest: StderrLines,
+}
+
+/// Reads `server`'s stderr (piped) until it says where it listens.
+pub(crate) fn listening(server: &mut std::process::Child) -> Listening {
+    use std::io::{BufRead, BufReader};
+    let mut rest = BufReader::new(server.stderr.take().expect("stderr is piped")).lines();
+    let mut seen = Vec::new();
+    loop {
+        let line = rest
+            .next()
+            .expect("the server says where it listens")
+            .unwrap();
+        seen.push(line.clone());
+        if let Some(at) = line.split("http://").nth(1) {
+            let addr = at.split_whitespace().next().unwrap().to_string();
+            return Listening { addr, seen, rest };
+        }
+    }
+}
+
+/// `GET path` on `addr` over a fresh connection; the whole answer, head and body.
+pub(crate) fn http_get(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
