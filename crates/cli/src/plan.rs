@@ -343,11 +343,11 @@ fn fm(args: FmArgs) -> anyhow::Result<()> {
         },
         thread_model: args.thread_model.into(),
     };
-    let degrees = match (&args.degrees, args.step_ms, args.bins) {
-        (Some(d), _, _) => Some(d.iter().copied().filter(|&d| d <= max_degree).collect()),
+    let degrees = match &args.degrees {
+        Some(d) => Some(d.iter().copied().filter(|&d| d <= max_degree).collect()),
         // The profile's own grid plans over the ladder, as the demo does.
-        (None, None, None) => Some(defaults.degrees.clone()),
-        _ => None,
+        None if ladder_by_default(&args) => Some(defaults.degrees.clone()),
+        None => None,
     };
     let exact = match &degrees {
         Some(degrees) => FmProblem::with_degrees(&profile, params.clone(), degrees)?,
@@ -422,6 +422,12 @@ fn fm(args: FmArgs) -> anyhow::Result<()> {
     })
 }
 
+/// Whether the search steps through the default ladder when `--degrees` is not given:
+/// only on the profile's own grid (no `--step-ms`) and without `--bins`.
+fn ladder_by_default(args: &FmArgs) -> bool {
+    args.step_ms.is_none() && args.bins.is_none()
+}
+
 /// The flags `tailor plan fm` takes from the profile because they were not given, as
 /// they would be written, so that the plan can be repeated with them.
 fn derived_flags(args: &FmArgs, d: &FmDefaults) -> Vec<String> {
@@ -438,7 +444,7 @@ fn derived_flags(args: &FmArgs, d: &FmDefaults) -> Vec<String> {
     if args.max_load.is_none() {
         flags.push(format!("--max-load {}", d.max_load));
     }
-    if args.degrees.is_none() && args.step_ms.is_none() && args.bins.is_none() {
+    if args.degrees.is_none() && ladder_by_default(args) {
         let list: Vec<String> = d.degrees.iter().map(|d| d.to_string()).collect();
         flags.push(format!("--degrees {}", list.join(",")));
     }
