@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 
-use tailor_core::{Arrivals, Policy, Tables};
+use tailor_core::{Arrivals, Demand, DemandModel, Policy, Tables};
 use tailor_runtime::{Runtime, RuntimeConfig};
 use tailor_server::{LoadConfig, ServeConfig, ServedWorkload, Target};
 use tailor_workloads::search::{read_queries, QuerySpec};
@@ -89,6 +89,14 @@ pub(crate) struct ServeArgs {
     /// increasing (default: 1, 2 and 5 per decade from 0.1 ms to 10 s).
     #[arg(long, value_name = "MS,MS,...", value_parser = parse_buckets_ms)]
     latency_buckets_ms: Option<Buckets>,
+    /// FM only: re-plan the table from the served requests (the --profile-window last
+    /// ones) this often, e.g. 10s or 1m, off the request path; a new table swaps in only
+    /// if it simulates no worse than the one in use (docs/cli.md, "Re-planning").
+    #[arg(long, value_name = "DURATION", value_parser = parse_period)]
+    replan_every: Option<Duration>,
+    /// The fewest served requests a re-plan is made from.
+    #[arg(long, default_value_t = tailor_server::replan::DEFAULT_MIN_REQUESTS, value_parser = bounds::COUNT, requires = "replan_every")]
+    replan_min_requests: usize,
     #[command(flatten)]
     search: SearchArgs,
 }
@@ -109,6 +117,23 @@ fn parse_buckets_ms(text: &str) -> Result<Buckets, String> {
         .collect::<Result<Vec<f64>, String>>()?;
     tailor_server::check_buckets(&bounds)?;
     Ok(Buckets(bounds))
+}
+
+/// A re-planning period: a humantime duration (`10s`, `1m 30s`) of at least 100 ms.
+fn parse_period(text: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(text).map_err(|e| {
+        format!(
+            "{:?}: {e} (expected a duration such as 10s or 1m)",
+            bounds::clip(text)
+        )
+    })?;
+    if d < Duration::from_millis(100) || d > Duration::from_secs(86_400) {
+        return Err(format!(
+            "{:?}: expected a period from 100ms to 24h",
+            bounds::clip(text)
+        ));
+    }
+    Ok(d)
 }
 
 /// A tokio runtime for the I/O side: one worker thread, so the cores stay with the
@@ -145,6 +170,20 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.queue_bound >= 1, "--queue-bound must be at least 1");
     let tables = Tables::read(&args.tables)?;
     let policy = Policy::parse(&args.policy, &tables)?;
+    if args.replan_every.is_some() {
+        anyhow::ensure!(
+            matches!(policy, Policy::Fm { .. }),
+            "--replan-every re-plans FM tables; the policy is {}",
+            policy.name()
+        );
+        anyhow::ensure!(
+            args.profile_window >= args.replan_min_requests,
+            "--replan-every plans from the --profile-window last requests ({}), fewer than \
+             --replan-min-requests ({}): no plan could ever be made",
+            args.profile_window,
+            args.replan_min_requests
+        );
+    }
     let cores = args
         .cores
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -171,6 +210,13 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let runtime = Runtime::start(rc)?;
     tracing::info!("{}", runtime.boost_mode());
     tracing::info!("self-scheduling quantum {quantum_ms} ms");
+    if let Some(every) = args.replan_every {
+        tracing::info!(
+            "re-planning the FM table every {} from the {} last served requests",
+            humantime::format_duration(every),
+            args.profile_window
+        );
+    }
     if let Some(n) = args.noise {
         tracing::info!(
             "noise: stalls of {} ms start {} times a second",
@@ -193,6 +239,10 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
             || tailor_server::DEFAULT_LATENCY_BUCKETS_S.to_vec(),
             |b| b.0,
         ),
+        replan: args.replan_every.map(|every| tailor_server::ReplanConfig {
+            every,
+            min_requests: args.replan_min_requests,
+        }),
     };
     let io = io_runtime(false)?;
     let report = io.block_on(async {
@@ -264,6 +314,12 @@ pub(crate) struct LoadArgs {
     /// check; the server's CPU is not measured.
     #[arg(long, value_name = "FILE", conflicts_with = "queries")]
     raw: Option<PathArg>,
+    /// For a synthetic server: send POST /work {"work_ms": X} with X drawn here from
+    /// DEMAND (as in synthetic:DEMAND, e.g. exp:5), instead of an empty body the server
+    /// draws for. Repeat it once per --arrivals phase to change the demand from phase to
+    /// phase (a drift); each phase's latencies are reported under "phases".
+    #[arg(long = "work", value_name = "DEMAND", conflicts_with_all = ["queries", "raw"])]
+    work: Vec<String>,
     /// With --queries (a file `tailor` generated): send each query as an OpenSearch or
     /// Elasticsearch `_search` on this index instead (POST
     /// /INDEX/_search?request_cache=false, the body from the query's kind; docs/cli.md).
@@ -338,7 +394,17 @@ pub(crate) fn load(args: LoadArgs) -> anyhow::Result<()> {
             }
             (Some(path), _) => Target::Search(read_query_file(path)?),
             (None, Some(path)) => Target::Raw(read_raw_file(path)?),
-            (None, None) => Target::Work,
+            (None, None) if args.work.is_empty() => Target::Work,
+            (None, None) => Target::DrawnWork(
+                args.work
+                    .iter()
+                    .map(|spec| {
+                        Demand::parse(spec)
+                            .and_then(|d| DemandModel::new(d, None))
+                            .with_context(|| format!("--work {}", bounds::clip(spec)))
+                    })
+                    .collect::<anyhow::Result<_>>()?,
+            ),
         };
     if args.print_requests {
         let Target::Raw(requests) = &target else {

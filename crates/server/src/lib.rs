@@ -23,6 +23,7 @@ mod fanout;
 mod load;
 mod metrics;
 mod profile;
+pub mod replan;
 mod routes;
 mod signal;
 pub mod singler;
@@ -44,6 +45,7 @@ use tailor_workloads::{Spinner, SyntheticShape};
 pub use fanout::{fanout, FanoutConfig, FanoutError, FanoutReport, Route};
 pub use load::{run_load, LoadConfig, LoadError, LoadSummary, RawRequest, Target};
 pub use metrics::{check_buckets, RuntimeCollector, DEFAULT_LATENCY_BUCKETS_S};
+pub use replan::{ReplanConfig, ReplanOutcome};
 pub use routes::{
     search_params, SearchAnswer, SearchHit, SearchParams, WorkAnswer, MAX_K, MAX_QUERY_BYTES,
     MAX_WORK_MS,
@@ -106,6 +108,9 @@ pub struct ServeConfig {
     /// histograms ([`DEFAULT_LATENCY_BUCKETS_S`] by default; [`check_buckets`] says
     /// what is allowed).
     pub latency_buckets_s: Vec<f64>,
+    /// Re-plan the FM table from the served requests every so often ([`replan`]); the
+    /// runtime's policy must be FM.
+    pub replan: Option<ReplanConfig>,
 }
 
 impl Default for ServeConfig {
@@ -119,6 +124,7 @@ impl Default for ServeConfig {
             header_timeout: Duration::from_secs(10),
             shard: None,
             latency_buckets_s: DEFAULT_LATENCY_BUCKETS_S.to_vec(),
+            replan: None,
         }
     }
 }
@@ -167,6 +173,15 @@ pub async fn serve(
             format!("latency buckets: {e}"),
         )
     })?;
+    if config.replan.is_some() && !matches!(*runtime.policy(), tailor_core::Policy::Fm { .. }) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "re-planning plans FM tables, but the policy is {}",
+                runtime.policy().name()
+            ),
+        ));
+    }
     let seed = match &workload {
         ServedWorkload::Synthetic { seed, .. } => *seed,
         ServedWorkload::Search(_) => 0,
@@ -189,8 +204,19 @@ pub async fn serve(
         body_timeout: state.config.body_timeout,
         max_body_bytes: state.config.max_body_bytes,
     };
+    let replanning = state
+        .config
+        .replan
+        .clone()
+        .map(|cfg| tokio::spawn(replan_loop(state.clone(), cfg)));
     let graceful = accept::accept_until(listener, app.clone(), limits, shutdown).await;
     state.draining.store(true, Ordering::Release);
+    if let Some(task) = replanning {
+        // A search under way finishes on its own thread; its state reference is awaited
+        // below like a connection's.
+        task.abort();
+        let _ = task.await;
+    }
     // Idle keep-alive connections close now; busy ones after their answer.
     let deadline = state.config.drain;
     let drained = tokio::time::timeout(deadline, graceful.shutdown()).await;
@@ -226,6 +252,40 @@ pub async fn serve(
         cancelled_at_deadline,
         answers,
     })
+}
+
+/// Re-plans every `cfg.every` until the server drains, logging and counting each outcome.
+async fn replan_loop(state: Arc<State>, cfg: ReplanConfig) {
+    let mut last = (Instant::now(), state.runtime.metrics().completed);
+    let mut rps = None;
+    loop {
+        tokio::time::sleep(cfg.every).await;
+        if state.draining.load(Ordering::Acquire) {
+            return;
+        }
+        let (now, completed) = (Instant::now(), state.runtime.metrics().completed);
+        let elapsed = now.saturating_duration_since(last.0).as_secs_f64();
+        if elapsed > 0.0 {
+            rps = Some(completed.saturating_sub(last.1) as f64 / elapsed);
+        }
+        last = (now, completed);
+        let shared = state.clone();
+        let min_requests = cfg.min_requests;
+        let outcome = tokio::task::spawn_blocking(move || {
+            replan::replan_once(&shared.runtime, shared.cores, min_requests, rps)
+        })
+        .await;
+        match outcome {
+            Ok(outcome) => {
+                state.metrics.replanned(outcome.label());
+                tracing::info!("{outcome}");
+            }
+            Err(e) => {
+                state.metrics.replanned("skipped");
+                tracing::error!("re-planning failed: {e}");
+            }
+        }
+    }
 }
 
 /// This process's name for `/healthz`: its process id and start time in ns since the

@@ -13,7 +13,9 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, Semaphore};
 
-use tailor_core::{workload_rngs, ArrivalError, Arrivals, LatencyRecorder, RunSummary};
+use tailor_core::{
+    phase_stats, workload_rngs, ArrivalError, Arrivals, DemandModel, LatencyRecorder, RunSummary,
+};
 
 /// What each request asks for.
 #[derive(Debug, Clone)]
@@ -22,6 +24,10 @@ pub enum Target {
     Search(Vec<(String, u8, usize)>),
     /// `POST /work` with an empty body: the server draws the work from its demand.
     Work,
+    /// `POST /work` with `{"work_ms": X}`, X drawn here (seeded by the run's seed): with
+    /// one demand, from it; with several, one per phase of [`Arrivals::Phases`], the i-th
+    /// phase's requests from the i-th, so that a run's demand can drift (issue 41).
+    DrawnWork(Vec<DemandModel>),
     /// Any HTTP service: one of these requests, drawn uniformly per request, sent as
     /// given (no `/healthz` check; `cpu_utilization` is then 0, unknown, and the cores
     /// are this machine's).
@@ -286,19 +292,35 @@ async fn check_health(
     let health: Health = serde_json::from_slice(&body)
         .map_err(|e| server(format!("not a tailor server's health answer: {e}")))?;
     match (target, health.workload.as_str()) {
-        (Target::Search(_), "search") | (Target::Work, "synthetic") | (Target::Raw(_), _) => {}
+        (Target::Search(_), "search")
+        | (Target::Work | Target::DrawnWork(_), "synthetic")
+        | (Target::Raw(_), _) => {}
         (Target::Search(_), other) => {
             return Err(server(format!(
                 "the server runs --workload {other}; queries need --workload search"
             )))
         }
-        (Target::Work, other) => {
+        (Target::Work | Target::DrawnWork(_), other) => {
             return Err(server(format!(
                 "the server runs --workload {other}; give it queries with --queries FILE"
             )))
         }
     }
     Ok(health)
+}
+
+/// For each of `count` requests, the index of its arrival phase (all 0 without phases).
+fn phase_indices(arrivals: &Arrivals, count: usize) -> Vec<usize> {
+    match arrivals {
+        Arrivals::Phases(phases) => phases
+            .iter()
+            .enumerate()
+            .flat_map(|(k, p)| std::iter::repeat_n(k, p.count))
+            .chain(std::iter::repeat(phases.len().saturating_sub(1)))
+            .take(count)
+            .collect(),
+        _ => vec![0; count],
+    }
 }
 
 /// Runs a load test against a `tailor serve` at `cfg.url` (or, with [`Target::Raw`], any
@@ -337,9 +359,19 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
     let (mut arrival_rng, mut pick_rng) = workload_rngs(cfg.seed);
     let arrivals = cfg.arrivals.generate(cfg.rps, count, &mut arrival_rng)?;
     let count = arrivals.len();
+    let phase_of = phase_indices(&cfg.arrivals, count);
+    if let Target::DrawnWork(demands) = &cfg.target {
+        let phases = phase_of.last().map_or(1, |p| p + 1);
+        if demands.is_empty() || (demands.len() > 1 && demands.len() != phases) {
+            return Err(LoadError::BadConfig(format!(
+                "{} work demands for {phases} arrival phase(s): give one, or one per phase",
+                demands.len()
+            )));
+        }
+    }
     let requests: Arc<Vec<(Method, String, Bytes)>> = Arc::new(
         (0..count)
-            .map(|_| match &cfg.target {
+            .map(|i| match &cfg.target {
                 Target::Search(queries) => {
                     let (q, fuzzy, k) = &queries[pick_rng.random_range(0..queries.len())];
                     let query = serde_urlencoded::to_string([
@@ -351,6 +383,12 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
                     (Method::GET, format!("{base}/search?{query}"), Bytes::new())
                 }
                 Target::Work => (Method::POST, format!("{base}/work"), Bytes::new()),
+                Target::DrawnWork(demands) => {
+                    let demand = &demands[phase_of[i].min(demands.len() - 1)];
+                    let work_ms = demand.sample(&mut pick_rng).work_ms.min(crate::MAX_WORK_MS);
+                    let body = serde_json::json!({ "work_ms": work_ms }).to_string();
+                    (Method::POST, format!("{base}/work"), Bytes::from(body))
+                }
                 Target::Raw(raw) => {
                     let r = &raw[pick_rng.random_range(0..raw.len())];
                     (
@@ -413,6 +451,10 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
     drop(to_results);
     let _ = generator.join();
     let mut latency = LatencyRecorder::default();
+    // Each request's latency in arrival order for the phases' statistics; a request
+    // without a 2xx answer counts at the timeout.
+    let timeout_ms = cfg.timeout.as_secs_f64() * 1000.0;
+    let mut latencies = vec![timeout_ms; count];
     let (mut completed, mut unavailable, mut errors, mut failed, mut timeouts) = (0, 0, 0, 0, 0);
     let mut last = t0;
     while let Some((i, outcome)) = results.recv().await {
@@ -420,6 +462,7 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
         match outcome {
             Outcome::Answer(status, ms) if status.is_success() => {
                 completed += 1;
+                latencies[i] = ms;
                 if i >= warmup {
                     latency.record(ms);
                 }
@@ -487,7 +530,10 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
         replicas: None,
         reissue: None,
         reissue_rate: None,
-        phases: Vec::new(),
+        phases: match &cfg.arrivals {
+            Arrivals::Phases(phases) => phase_stats(phases, &latencies),
+            _ => Vec::new(),
+        },
     };
     Ok(LoadSummary {
         run,

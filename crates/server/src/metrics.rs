@@ -301,6 +301,8 @@ pub(crate) struct HttpMetrics {
     duration: Histogram,
     /// Time from a compute request's arrival to its first thread.
     queue_wait: Histogram,
+    /// Re-planning periods by outcome (`--replan-every`).
+    replans: Family<Label, Counter>,
 }
 
 impl HttpMetrics {
@@ -353,6 +355,15 @@ impl HttpMetrics {
              deadline (504 past --request-timeout-s).",
             rejections.clone(),
         );
+        let replans = Family::<Label, Counter>::default();
+        registry.register(
+            "tailor_replans",
+            "Re-planning periods of the FM table (--replan-every), by outcome: swapped (the \
+             new table is in use), kept (the guard's simulation kept the old one), \
+             unchanged (the new table decides as the old), skipped (too few requests \
+             served, or planning failed).",
+            replans.clone(),
+        );
         registry.register_collector(Box::new(ProcessCpu));
         for class in ["2xx", "4xx", "5xx"] {
             let _ = answers.get_or_create(&[("class", class.into())]);
@@ -367,7 +378,15 @@ impl HttpMetrics {
             rejections,
             duration,
             queue_wait,
+            replans,
         }
+    }
+
+    /// Counts a re-planning period by its outcome's label.
+    pub(crate) fn replanned(&self, outcome: &'static str) {
+        self.replans
+            .get_or_create(&[("outcome", outcome.into())])
+            .inc();
     }
 
     /// Counts a compute request answered without its work.

@@ -605,3 +605,38 @@ async fn the_load_client_counts_answers_and_refusals() {
     assert!(err.contains("--workload synthetic"), "{err}");
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drawn_work_drifts_from_phase_to_phase() {
+    let server = start(synthetic(1.0), seq(2, 100), ServeConfig::default()).await;
+    let phases = Arrivals::parse("phases:50*20,50*20").unwrap();
+    let demand = |ms: f64| DemandModel::new(Demand::Const { ms }, None).unwrap();
+    let cfg = LoadConfig {
+        url: server.base().clone(),
+        target: Target::DrawnWork(vec![demand(0.5), demand(6.0)]),
+        arrivals: phases,
+        rps: 50.0,
+        requests: 40,
+        seed: 3,
+        connections: 8,
+        timeout: Duration::from_secs(10),
+        warmup: Some(0),
+    };
+    let summary = run_load(&cfg).await.unwrap();
+    assert_eq!(summary.run.completed, 40);
+    let p = &summary.run.phases;
+    assert_eq!(p.len(), 2, "{p:?}");
+    assert_eq!((p[0].requests, p[1].requests), (20, 20));
+    // The server spins what the body says, not its own demand of 1 ms: every second-phase
+    // request takes at least its 6 ms.
+    assert!(p[1].mean_ms >= 6.0, "{p:?}");
+    assert!(p[1].p99_ms >= p[1].mean_ms, "{p:?}");
+    // Two demands need two phases.
+    let wrong = LoadConfig {
+        arrivals: Arrivals::Poisson,
+        ..cfg
+    };
+    let err = run_load(&wrong).await.unwrap_err().to_string();
+    assert!(err.contains("one per phase"), "{err}");
+    server.stop().await;
+}
