@@ -16,7 +16,7 @@ then `tailor plan fm --profile P --cores M`, as a service owner would plan them.
 
     python3 scripts/drift-live.py [--quick] [--out DIR] [--rounds 3] [--half-s 45]
 
-Results go to --out (default docs/drift-runs/DATE) as they come: results.json, report.md, and
+Results go to --out (default runs/drift/DATE) as they come: results.json, report.md, and
 each server's log. Nothing else should use the CPU while it runs.
 """
 
@@ -136,7 +136,9 @@ def report(data):
         if not runs:
             continue
         med[c] = statistics.median(r["p99_second_ms"] for r in runs)
-        lines.append(f"| {c} | " + " | ".join(f"{r['p99_second_ms']:.2f}" for r in runs) + f" | {med[c]:.2f} |")
+        cells = {r["round"]: f"{r['p99_second_ms']:.2f}" for r in runs}
+        lines.append(f"| {c} | " + " | ".join(cells.get(k, "-") for k in range(1, data["rounds"] + 1))
+                     + f" | {med[c]:.2f} |")
     if "fresh" in med:
         lines += [""] + [f"- {c} / fresh: {med[c] / med['fresh']:.3f}" for c in ("replan", "stale") if c in med]
     swaps = [r["swaps_after_change_s"] for r in data["runs"] if r["config"] == "replan"]
@@ -161,7 +163,7 @@ def main():
     if a.quick:
         a.half_s, a.rounds, a.every, a.window, a.min_requests = 6.0, 1, "2s", 300, 100
     date = datetime.date.today().isoformat()
-    out = Path(a.out or REPO / "docs" / "drift-runs" / date)
+    out = Path(a.out or REPO / "runs" / "drift" / date)
     out.mkdir(parents=True, exist_ok=True)
     tailor = REPO / "target" / "release" / "tailor"
     print("building the release binary", flush=True)
