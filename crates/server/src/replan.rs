@@ -90,6 +90,8 @@ pub struct Replanned {
     pub requests: usize,
     /// Their mean work, in ms.
     pub mean_work_ms: f64,
+    /// The longest one's work, in ms.
+    pub longest_ms: f64,
     /// The rate the guard simulated, in requests per second.
     pub guard_rps: f64,
     /// The old table's simulated p99 on the new profile, in ms.
@@ -178,6 +180,7 @@ pub fn plan_from_served(
         table,
         requests: served.len(),
         mean_work_ms: demand.mean_work_ms(),
+        longest_ms: longest,
         guard_rps,
         old_p99_ms,
         new_p99_ms,
@@ -240,7 +243,7 @@ pub fn replan_once(
         Ok(p) => p,
         Err(e) => return ReplanOutcome::Skipped(format!("planning failed: {e}")),
     };
-    if same_schedules(old, &planned.table) {
+    if same_schedules(old, &planned.table, planned.longest_ms) {
         return ReplanOutcome::Unchanged(planned);
     }
     if planned.new_p99_ms > planned.old_p99_ms {
@@ -256,18 +259,30 @@ pub fn replan_once(
     }
 }
 
-/// Whether two tables decide alike: the same rows' schedules and admissions (their
-/// predictions and grids may differ).
-fn same_schedules(a: &IntervalTable, b: &IntervalTable) -> bool {
+/// Whether two tables decide alike for requests of at most `longest_ms` of work: the same
+/// admissions and waits v0 at every load, and the same times of each degree change up to
+/// `longest_ms` (a change no request reaches is no change).
+fn same_schedules(a: &IntervalTable, b: &IntervalTable, longest_ms: f64) -> bool {
+    let changes = |v: &[f64]| -> Vec<f64> {
+        v.iter()
+            .skip(1)
+            .scan(0.0, |at, x| {
+                *at += x;
+                Some(f64::min(*at, longest_ms))
+            })
+            .collect()
+    };
     a.max_degree == b.max_degree
         && a.rows.len() == b.rows.len()
         && a.rows.iter().zip(&b.rows).all(|(x, y)| {
+            let (cx, cy) = (changes(&x.intervals_ms), changes(&y.intervals_ms));
             x.admit_on_exit == y.admit_on_exit
-                && x.intervals_ms.len() == y.intervals_ms.len()
-                && x.intervals_ms
-                    .iter()
-                    .zip(&y.intervals_ms)
-                    .all(|(u, v)| (u - v).abs() < 1e-9)
+                && (x.intervals_ms.first().copied().unwrap_or(0.0)
+                    - y.intervals_ms.first().copied().unwrap_or(0.0))
+                .abs()
+                    < 1e-9
+                && cx.len() == cy.len()
+                && cx.iter().zip(&cy).all(|(u, v)| (u - v).abs() < 1e-9)
         })
 }
 
@@ -401,7 +416,10 @@ mod tests {
         };
         assert!(*boost);
         assert!(now.rows.iter().all(|r| r.intervals_ms[0] < 20.0), "{now:?}");
-        assert!(same_schedules(now, now) && !same_schedules(now, &old));
+        assert!(same_schedules(now, now, 1e9) && !same_schedules(now, &old, 1e9));
+        // A degree change past the longest request is no change.
+        assert!(same_schedules(&table(5.0, 0.25), &table(8.0, 0.25), 5.0));
+        assert!(!same_schedules(&table(5.0, 0.25), &table(8.0, 0.25), 10.0));
         // The same window planned again gives the same schedules: nothing to swap.
         let again = replan_once(&rt, 2, 50, Some(100.0));
         assert_eq!(again.label(), "unchanged", "{again}");
