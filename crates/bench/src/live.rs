@@ -29,6 +29,7 @@ use tailor_sim::RequestRecord;
 use crate::host::HostMeter;
 use crate::os::{self, GeneratorPriority};
 use crate::source::RequestSource;
+use crate::UnitTimes;
 
 /// How often a live run samples the threads in use. Every wake-up takes a core from the
 /// server for a moment: sampling (and the hiccup meter) every millisecond cost about 1%
@@ -158,7 +159,9 @@ impl RayonPeer {
 }
 
 impl Engine {
-    fn start(cfg: &LiveConfig) -> Result<Engine, StartError> {
+    /// `window`: the requests whose parts the FM and pool runtime keeps (`None`: its
+    /// default).
+    fn start(cfg: &LiveConfig, window: Option<usize>) -> Result<Engine, StartError> {
         if let Some(h) = &cfg.hetero {
             let total = h.cores.total();
             let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -201,6 +204,9 @@ impl Engine {
                 rc.quantum_ms = cfg.quantum_ms;
                 rc.workers = cfg.workers;
                 rc.guard = cfg.guard;
+                if let Some(window) = window {
+                    rc.profile_window = window;
+                }
                 Engine::Threads(Runtime::start(rc)?)
             }
         })
@@ -278,6 +284,10 @@ pub struct LiveOutput {
     /// The work's speed over the run, in ms from the arrival origin, where the source
     /// measures it (synthetic work).
     pub speed_trace: Option<tailor_core::SpeedTrace>,
+    /// From [`run_live_keeping_units`]: `units[i]` is `records[i]`'s unit and merge times
+    /// as the runtime measured them, `None` where it did not (an engine other than the
+    /// FM and pool runtime, or a failed request). Empty from [`run_live`].
+    pub units: Vec<Option<UnitTimes>>,
 }
 
 /// Why a live run could not run.
@@ -373,6 +383,24 @@ pub fn run_live<S: RequestSource>(
     cfg: &LiveConfig,
     source: &Arc<S>,
 ) -> Result<LiveOutput, LiveError> {
+    live(cfg, source, false)
+}
+
+/// [`run_live`], also keeping every request's unit and merge times where the engine
+/// measures them (`LiveOutput::units`; the runtime's served window then holds the whole
+/// run): the raw material of `tailor profile from-records`.
+pub fn run_live_keeping_units<S: RequestSource>(
+    cfg: &LiveConfig,
+    source: &Arc<S>,
+) -> Result<LiveOutput, LiveError> {
+    live(cfg, source, true)
+}
+
+fn live<S: RequestSource>(
+    cfg: &LiveConfig,
+    source: &Arc<S>,
+    keep_units: bool,
+) -> Result<LiveOutput, LiveError> {
     cfg.validate(source.as_ref())?;
     let count = cfg.request_count();
     let warmup = cfg.warmup.unwrap_or(count / 20);
@@ -382,7 +410,7 @@ pub fn run_live<S: RequestSource>(
         .map(|i| source.work_ms(i).unwrap_or(0.0))
         .collect();
 
-    let runtime = Arc::new(Engine::start(cfg)?);
+    let runtime = Arc::new(Engine::start(cfg, keep_units.then_some(count))?);
     let boost_mode = runtime.boost_mode();
 
     let cpu_before = os::process_cpu_seconds();
@@ -478,6 +506,14 @@ pub fn run_live<S: RequestSource>(
             boosted: t.boosted,
         });
     }
+    let units = if keep_units {
+        match &*runtime {
+            Engine::Threads(rt) => units_by_record(&rt.served(), &records, t0, &arrivals),
+            _ => vec![None; records.len()],
+        }
+    } else {
+        Vec::new()
+    };
     let steal_serialized = runtime.serialized();
     let (report, s2f) = Arc::try_unwrap(runtime)
         .ok()
@@ -572,7 +608,37 @@ pub fn run_live<S: RequestSource>(
         boost_mode,
         generator_priority,
         speed_trace: source.speed_trace(t0),
+        units,
     })
+}
+
+/// Each record's parts among `served`, matched by intended arrival (`t0` plus the
+/// record's `arrivals` time, as [`release_at`] computes it); requests that arrived at the
+/// same instant take that instant's parts in the order they were served.
+fn units_by_record(
+    served: &[tailor_runtime::ServedRequest],
+    records: &[RequestRecord],
+    t0: Instant,
+    arrivals: &[f64],
+) -> Vec<Option<UnitTimes>> {
+    let mut by_arrival: std::collections::HashMap<Instant, std::collections::VecDeque<&_>> =
+        std::collections::HashMap::new();
+    for s in served {
+        by_arrival.entry(s.arrival).or_default().push_back(s);
+    }
+    records
+        .iter()
+        .map(|r| {
+            let at = t0 + Duration::from_secs_f64(arrivals[r.request - 1] / 1000.0);
+            by_arrival
+                .get_mut(&at)
+                .and_then(|q| q.pop_front())
+                .map(|s| UnitTimes {
+                    units_ms: s.units_ms.clone(),
+                    merge_ms: s.merge_ms,
+                })
+        })
+        .collect()
 }
 
 /// Releases request i at `t0` plus `arrivals_ms[i]`, calling `release(i, intended time)`

@@ -8,10 +8,14 @@
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
+use std::time::Instant;
 
 /// One served request's parts, as its threads measured them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServedRequest {
+    /// The arrival its latency counts from (the intended one, if the submitter gave one):
+    /// with it a caller matches a served request to its own record.
+    pub arrival: Instant,
     /// Each unit's time in ms, in unit order.
     pub units_ms: Vec<f64>,
     /// Its merge's time in ms.
@@ -74,6 +78,7 @@ mod tests {
 
     fn served(ms: f64) -> ServedRequest {
         ServedRequest {
+            arrival: Instant::now(),
             units_ms: vec![ms, ms],
             merge_ms: 0.5,
             max_degree: 1,

@@ -56,12 +56,14 @@ mod tests {
     fn served_requests_become_rows_with_list_scheduled_degrees() {
         let served = vec![
             ServedRequest {
+                arrival: std::time::Instant::now(),
                 units_ms: vec![4.0, 1.0, 1.0, 1.0, 3.0],
                 merge_ms: 0.5,
                 max_degree: 2,
                 latency_ms: 9.0,
             },
             ServedRequest {
+                arrival: std::time::Instant::now(),
                 units_ms: vec![],
                 merge_ms: 2.0,
                 max_degree: 1,

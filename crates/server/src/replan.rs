@@ -296,6 +296,7 @@ mod tests {
         works
             .iter()
             .map(|&w| ServedRequest {
+                arrival: Instant::now(),
                 units_ms: vec![w / units as f64; units],
                 merge_ms: 0.0,
                 max_degree: 1,

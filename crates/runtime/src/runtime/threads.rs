@@ -301,6 +301,7 @@ impl Shared {
         if failure.is_none() && self.served.on() && core.is_timed() {
             let (units_ms, merge_ms) = core.parts_ms();
             self.served.push(ServedRequest {
+                arrival: core.arrival,
                 units_ms,
                 merge_ms,
                 max_degree,
