@@ -1,4 +1,5 @@
-//! `tailor profile`: generate a demand profile from a distribution, or describe one.
+//! `tailor profile`: measure a workload's profile, generate one from a distribution,
+//! build one from a live run's records, or describe one.
 
 use std::io::Write;
 
@@ -63,6 +64,23 @@ pub(crate) enum ProfileCommand {
     Generate(GenerateArgs),
     /// Print a profile's demand statistics and average speedups.
     Describe(DescribeArgs),
+    /// Build a profile from `tailor run --records` of a live run: t1 as each request's
+    /// units and merge measured, higher degrees predicted from its unit times by list
+    /// scheduling.
+    FromRecords(FromRecordsArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct FromRecordsArgs {
+    /// The records CSV (`tailor run --engine live --records FILE` with an FM or pool
+    /// policy, which writes the `units_ms` and `merge_ms` columns).
+    records: PathArg,
+    /// Profile degrees 1..N (default: 1..the machine's cores).
+    #[arg(long, value_name = "1..N")]
+    degrees: Option<String>,
+    /// Write the profile here instead of stdout.
+    #[arg(long)]
+    out: Option<PathArg>,
 }
 
 #[derive(Debug, Args)]
@@ -99,8 +117,46 @@ pub(crate) fn run(args: ProfileArgs) -> anyhow::Result<()> {
     match args.command {
         Some(ProfileCommand::Generate(args)) => generate(args),
         Some(ProfileCommand::Describe(args)) => describe(args),
+        Some(ProfileCommand::FromRecords(args)) => from_records(args),
         None => measure(args.measure),
     }
+}
+
+/// The records files `from-records` reads, at most (as the other input files).
+const MAX_RECORDS_BYTES: u64 = 256 << 20;
+
+fn from_records(args: FromRecordsArgs) -> anyhow::Result<()> {
+    use std::io::Read;
+    let path = args.records.as_path();
+    let max_degree = match &args.degrees {
+        Some(d) => parse_degrees(d)?,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .with_context(|| format!("cannot open {}", path.display()))?
+        .take(MAX_RECORDS_BYTES + 1)
+        .read_to_string(&mut text)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    anyhow::ensure!(
+        text.len() as u64 <= MAX_RECORDS_BYTES,
+        "{}: larger than {} MiB, the most an input file may be",
+        path.display(),
+        MAX_RECORDS_BYTES >> 20
+    );
+    let built = tailor_bench::profile_from_records(&text, &path.display().to_string(), max_degree)
+        .map_err(anyhow::Error::msg)?;
+    eprintln!(
+        "tailor: {} requests profiled at degrees 1..{max_degree} (higher degrees predicted \
+         by list scheduling){}",
+        built.profile.requests().len(),
+        if built.skipped > 0 {
+            format!("; {} records without unit times left out", built.skipped)
+        } else {
+            String::new()
+        }
+    );
+    write_output(args.out.as_deref(), |w| built.profile.write(w))
 }
 
 /// Parses `1..N` (or just `N`) into N.

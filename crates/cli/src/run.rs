@@ -6,11 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tailor_bench::{
-    run_live, AsianSource, BlackScholesSource, HeteroLive, LiveConfig, LiveOutput, Scheduler,
-    SchedulerGuard, SearchSource, SyntheticSource,
+    run_live, run_live_keeping_units, write_records_with_units, AsianSource, BlackScholesSource,
+    HeteroLive, LiveConfig, LiveOutput, Scheduler, SchedulerGuard, SearchSource, SyntheticSource,
 };
 use tailor_core::{exact_quantile, identify_schedule, Arrivals, CoreSet, DemandProfile, Tables};
-use tailor_sim::write_records;
 use tailor_workloads::{PdeCalibration, Workload};
 
 use crate::bounds;
@@ -85,7 +84,9 @@ pub(crate) struct RunArgs {
     /// wherever the table says and whose threads may outnumber the cores (docs/guard.md).
     #[arg(long)]
     no_guard: bool,
-    /// Write per-request records (CSV) here.
+    /// Write per-request records (CSV) here; with an FM or pool policy they carry each
+    /// request's unit times (`units_ms`, `merge_ms`), from which `tailor profile
+    /// from-records` builds a profile.
     #[arg(long)]
     records: Option<PathArg>,
     /// How the operating system schedules the request threads: `fair` (SCHED_OTHER),
@@ -230,7 +231,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
                 cfg.seed,
             );
             let _scheduler = enter()?;
-            run_live(&cfg, &Arc::new(source))?
+            live(&args, &cfg, &Arc::new(source))?
         }
         Workload::Search => run_search(&args, &cfg, count, scheduler)?,
         Workload::BlackScholes { demand } => {
@@ -245,7 +246,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
             );
             let source = BlackScholesSource::new(&demand, calibration, count, cfg.seed);
             let _scheduler = enter()?;
-            run_live(&cfg, &Arc::new(source))?
+            live(&args, &cfg, &Arc::new(source))?
         }
         Workload::Asian { scale } => {
             anyhow::ensure!(
@@ -253,7 +254,11 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
                 "--search-profile and --tantivy-executor go with --workload search"
             );
             let _scheduler = enter()?;
-            run_live(&cfg, &Arc::new(AsianSource::new(count, cfg.seed, scale)))?
+            live(
+                &args,
+                &cfg,
+                &Arc::new(AsianSource::new(count, cfg.seed, scale)),
+            )?
         }
     };
     if cfg.steal.is_none() && !cfg.rayon && cfg.hetero.is_none() {
@@ -267,7 +272,9 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
     );
     crate::report_host(out.summary.host.as_ref());
     if let Some(path) = &args.records {
-        write_output(Some(path.as_path()), |w| write_records(&out.records, w))?;
+        write_output(Some(path.as_path()), |w| {
+            write_records_with_units(&out.records, &out.units, w)
+        })?;
     }
     if let Some(path) = &args.speed_trace {
         let trace = out.speed_trace.as_ref().with_context(|| {
@@ -322,5 +329,18 @@ fn run_search(
             .on_tantivy_executor(threads)
             .map_err(anyhow::Error::msg)?;
     }
-    Ok(run_live(cfg, &Arc::new(source))?)
+    Ok(live(args, cfg, &Arc::new(source))?)
+}
+
+/// The live run, keeping every request's unit times when records are written.
+fn live<S: tailor_bench::RequestSource>(
+    args: &RunArgs,
+    cfg: &LiveConfig,
+    source: &Arc<S>,
+) -> Result<LiveOutput, tailor_bench::LiveError> {
+    if args.records.is_some() {
+        run_live_keeping_units(cfg, source)
+    } else {
+        run_live(cfg, source)
+    }
 }
