@@ -17,7 +17,9 @@ pub use os::{
     prepare_generator_thread, process_cpu_seconds, GeneratorPriority, Scheduler, SchedulerError,
     SchedulerGuard,
 };
-pub use predict::{predicted_ms, projected_profile, serial_ms};
+pub use predict::{
+    charged_profile, predicted_ms, predicted_ms_with_helper_start, projected_profile, serial_ms,
+};
 pub use profile::{
     measure_profile, measure_profile_in_detail, MeasuredProfile, ProfileConfig, UnitTimes,
     PROFILE_METHOD,

@@ -16,15 +16,31 @@ use crate::UnitTimes;
 /// first (LPT) would predict a shorter time than the runtime achieves, since the
 /// runtime does not know the units' lengths in advance.
 pub fn predicted_ms(units: &UnitTimes, t1_ms: f64, degree: usize) -> f64 {
+    predicted_ms_with_helper_start(units, t1_ms, degree, 0.0)
+}
+
+/// [`predicted_ms`] with the helpers free only `helper_start_ms` after the request's own
+/// thread: a calibration's hand-off delay and helper cost (issue 25), as the charged
+/// simulator charges a helper before its first unit.
+pub fn predicted_ms_with_helper_start(
+    units: &UnitTimes,
+    t1_ms: f64,
+    degree: usize,
+    helper_start_ms: f64,
+) -> f64 {
     let threads = degree.clamp(1, units.units_ms.len().max(1));
-    let mut free = vec![0.0f64; threads];
+    let mut free = vec![helper_start_ms.max(0.0); threads];
+    free[0] = 0.0;
+    // The units end when the last of them does; a helper that got none ends nothing.
+    let mut end = 0.0f64;
     for &unit in &units.units_ms {
         let first = (0..threads)
             .min_by(|&a, &b| free[a].total_cmp(&free[b]))
             .expect("at least one thread");
         free[first] += unit;
+        end = end.max(free[first]);
     }
-    free.iter().copied().fold(0.0, f64::max) + serial_ms(units, t1_ms)
+    end + serial_ms(units, t1_ms)
 }
 
 /// What runs after a query's units: its merge, then the rest of its measured t1 that the
@@ -41,6 +57,17 @@ pub fn projected_profile(
     units: &[UnitTimes],
     max_degree: usize,
 ) -> Result<DemandProfile, String> {
+    charged_profile(profile, units, max_degree, |_| 0.0)
+}
+
+/// [`projected_profile`] with each degree's helpers starting `helper_start_ms(degree)`
+/// after the request's own thread ([`predicted_ms_with_helper_start`]).
+pub fn charged_profile(
+    profile: &DemandProfile,
+    units: &[UnitTimes],
+    max_degree: usize,
+    helper_start_ms: impl Fn(usize) -> f64,
+) -> Result<DemandProfile, String> {
     let requests = profile
         .requests()
         .iter()
@@ -52,7 +79,7 @@ pub fn projected_profile(
                     if d == 1 {
                         r.seq_ms()
                     } else {
-                        predicted_ms(u, r.seq_ms(), d)
+                        predicted_ms_with_helper_start(u, r.seq_ms(), d, helper_start_ms(d))
                     }
                 })
                 .collect(),
@@ -84,5 +111,10 @@ mod tests {
         assert_eq!(predicted_ms(&u, 10.5, 64), 4.5);
         // A request of only its merge.
         assert_eq!(predicted_ms(&units(&[], 2.0), 2.0, 4), 2.0);
+        // A helper free only at 2 ms: A takes 4; B takes 1, 1 (free at 4); A then takes
+        // 1 (5) and B 3 (7).
+        assert_eq!(predicted_ms_with_helper_start(&u, 10.5, 2, 2.0), 7.5);
+        // A helper that would start after the work is done changes nothing.
+        assert_eq!(predicted_ms_with_helper_start(&u, 10.5, 2, 100.0), 10.5);
     }
 }

@@ -11,10 +11,10 @@
 
 use std::io::{self, Write};
 
-use tailor_core::{DemandProfile, RequestProfile};
+use tailor_core::{Calibration, DemandProfile, RequestProfile};
 use tailor_sim::{write_records, RequestRecord};
 
-use crate::{projected_profile, UnitTimes};
+use crate::{charged_profile, UnitTimes};
 
 /// Writes `records` as `tailor_sim::write_records` does, plus two columns: `units_ms`,
 /// each unit's time in ms joined by `;`, and `merge_ms`; both empty where `units[i]` is
@@ -56,11 +56,14 @@ pub struct RecordsProfile {
 /// The profile of the records in `text` (CSV with a header; `file` names it in errors)
 /// at degrees 1..=`max_degree`. The records must have a `units_ms` column, as
 /// [`write_records_with_units`] writes; t1 is a record's units and merge, and higher
-/// degrees are predicted from its unit times by list scheduling.
+/// degrees are predicted from its unit times by list scheduling. With a `calibration`
+/// (issue 25), a request's helpers at degree d start only after the machine's hand-off
+/// delay with d / cores request threads busy per core, plus its helper cost.
 pub fn profile_from_records(
     text: &str,
     file: &str,
     max_degree: usize,
+    calibration: Option<&Calibration>,
 ) -> Result<RecordsProfile, String> {
     if max_degree == 0 {
         return Err("the highest degree must be at least 1".into());
@@ -124,7 +127,11 @@ pub fn profile_from_records(
     }
     let measured = DemandProfile::new(measured).map_err(|e| format!("{file}: {e}"))?;
     Ok(RecordsProfile {
-        profile: projected_profile(&measured, &parts, max_degree)?,
+        profile: charged_profile(&measured, &parts, max_degree, |d| {
+            calibration.map_or(0.0, |c| {
+                c.dispatch_at(d as f64 / c.cores.max(1) as f64) + c.helper_cost_ms
+            })
+        })?,
         skipped,
     })
 }
@@ -170,7 +177,7 @@ mod tests {
             "{text}"
         );
         assert!(text.lines().nth(2).unwrap().ends_with(",,"), "{text}");
-        let p = profile_from_records(&text, "r.csv", 2).unwrap();
+        let p = profile_from_records(&text, "r.csv", 2, None).unwrap();
         assert_eq!(p.skipped, 1);
         let rows = p.profile.requests();
         assert_eq!(rows.len(), 2);
@@ -178,6 +185,13 @@ mod tests {
         // Two threads in unit order: 4 | 1+1+1+3 = 6, then the merge.
         assert_eq!(rows[0].times_ms, vec![10.5, 6.5]);
         assert_eq!(rows[1].times_ms, vec![4.0, 2.0]);
+        // A calibration that hands a helper over in 1 ms plus 0.5 ms of helper cost:
+        // the second request's helper starts at 1.5 ms, its second unit ends at 3.5.
+        let mut cal = Calibration::ideal(2, tailor_core::Units::Count(2));
+        cal.helper_cost_ms = 0.5;
+        cal.dispatch_ms = tailor_core::Curve::through(vec![[0.0, 1.0], [1.0, 1.0]], 0.0);
+        let charged = profile_from_records(&text, "r.csv", 2, Some(&cal)).unwrap();
+        assert_eq!(charged.profile.requests()[1].times_ms, vec![4.0, 3.5]);
     }
 
     #[test]
@@ -185,13 +199,13 @@ mod tests {
         let mut out = Vec::new();
         write_records(&[record(1)], &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
-        let e = profile_from_records(&text, "sim.csv", 2).unwrap_err();
+        let e = profile_from_records(&text, "sim.csv", 2, None).unwrap_err();
         assert!(e.contains("sim.csv") && e.contains("no `units_ms`"), "{e}");
         let bad = "request,units_ms,merge_ms\n1,2.0;x,0\n";
-        let e = profile_from_records(bad, "bad.csv", 2).unwrap_err();
+        let e = profile_from_records(bad, "bad.csv", 2, None).unwrap_err();
         assert!(e.contains("line 2") && e.contains("\"x\""), "{e}");
         let none = "request,units_ms,merge_ms\n1,,\n";
-        let e = profile_from_records(none, "none.csv", 2).unwrap_err();
+        let e = profile_from_records(none, "none.csv", 2, None).unwrap_err();
         assert!(e.contains("no record has unit times"), "{e}");
     }
 }

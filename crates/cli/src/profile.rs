@@ -78,6 +78,10 @@ pub(crate) struct FromRecordsArgs {
     /// Profile degrees 1..N (default: 1..the machine's cores).
     #[arg(long, value_name = "1..N")]
     degrees: Option<String>,
+    /// A calibration (`tailor calibrate`): each helper then starts after the machine's
+    /// hand-off delay and helper cost.
+    #[arg(long)]
+    calibration: Option<PathArg>,
     /// Write the profile here instead of stdout.
     #[arg(long)]
     out: Option<PathArg>,
@@ -144,12 +148,27 @@ fn from_records(args: FromRecordsArgs) -> anyhow::Result<()> {
         path.display(),
         MAX_RECORDS_BYTES >> 20
     );
-    let built = tailor_bench::profile_from_records(&text, &path.display().to_string(), max_degree)
-        .map_err(anyhow::Error::msg)?;
+    let calibration = args
+        .calibration
+        .as_deref()
+        .map(tailor_core::Calibration::read)
+        .transpose()?;
+    let built = tailor_bench::profile_from_records(
+        &text,
+        &path.display().to_string(),
+        max_degree,
+        calibration.as_ref(),
+    )
+    .map_err(anyhow::Error::msg)?;
     eprintln!(
         "tailor: {} requests profiled at degrees 1..{max_degree} (higher degrees predicted \
-         by list scheduling){}",
+         by list scheduling{}){}",
         built.profile.requests().len(),
+        if calibration.is_some() {
+            ", helpers charged the calibration's hand-off delay and helper cost"
+        } else {
+            ""
+        },
         if built.skipped > 0 {
             format!("; {} records without unit times left out", built.skipped)
         } else {
