@@ -1,6 +1,7 @@
 //! The search workload: tantivy over a real English corpus, each request split across
 //! index segments as the FM paper's Lucene service is (Haque et al., ASPLOS 2015, §5).
 
+mod collector_job;
 mod corpus;
 mod cost;
 mod index;
@@ -8,6 +9,7 @@ mod job;
 mod prepare;
 mod queries;
 
+pub use collector_job::CollectorJob;
 pub use corpus::{
     generated_corpus, read_corpus_file, read_dictd, read_gcide, CorpusError, Doc, GCIDE_DICT,
     GCIDE_INDEX,
