@@ -10,7 +10,7 @@
 
     cargo build --release && python3 scripts/fanout-combine.py [--quick]
 
-Writes docs/fanout-runs/<date>-amplification.{txt,json} and <date>-combine.{txt,json}.
+Writes runs/fanout/<date>-amplification.{txt,json} and <date>-combine.{txt,json}.
 """
 
 import argparse
@@ -157,7 +157,7 @@ def main():
     if o.quick:
         o.queries, o.amplify_queries, o.amplify, o.loads = 10_000, 10_000, [1, 10], [0.3]
     started = datetime.datetime.now(datetime.timezone.utc)
-    stem = f"docs/fanout-runs/{started:%Y-%m-%d}"
+    stem = f"runs/fanout/{started:%Y-%m-%d}"
     with tempfile.TemporaryDirectory() as tmp:
         for name, fn in [("amplification", amplification), ("combine", combine)]:
             if o.only and o.only != name:

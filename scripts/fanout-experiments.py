@@ -10,7 +10,7 @@ plans SingleR (and names the best SingleD) from it; the plan is iterated (--iter
 2) on logs taken under it (the paper's adaptation to the load reissues add); hedging
 takes the least percentile that keeps within the budget; then each policy runs
 with --seeds seeds, and the table shows the median p99 and reissue rate. Writes
-docs/fanout-runs/<date>.{txt,json}.
+runs/fanout/<date>.{txt,json}.
 """
 
 import argparse
@@ -157,7 +157,7 @@ def main():
                      f"p99 {planned['single-r']['p99']:.2f} ({planned['single-r']['p99'] / best['p99']:.3f}x the grid's best)")
     print("\n".join(lines[-len(grid) - 3:]))
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d-%H%M")
-    out = args.out or f"docs/fanout-runs/{stamp}"
+    out = args.out or f"runs/fanout/{stamp}"
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out + ".txt", "w") as f:
         f.write("\n".join(lines) + "\n")

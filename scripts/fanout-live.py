@@ -12,7 +12,7 @@ times from a log taken under it (the paper's adaptation to the load reissues add
 then each policy runs once, in a shuffled order, each against a fresh front end over the same
 replicas. The replicas restart every round (their stalls seeded by the round). Every
 query must be answered 2xx or refused with a reason: the script fails otherwise.
-Writes docs/fanout-runs/<date>-live.{txt,json}.
+Writes runs/fanout/<date>-live.{txt,json}.
 """
 
 import argparse
@@ -194,7 +194,7 @@ def main():
               f"{'yes' if verdict else 'no'} ({med['single-r'] / med['none']:.2f}x)"]
     text = "\n".join(lines) + "\n"
     print(text)
-    out = o.out or f"docs/fanout-runs/{started:%Y-%m-%d}-live"
+    out = o.out or f"runs/fanout/{started:%Y-%m-%d}-live"
     with open(out + ".txt", "w") as f:
         f.write(text)
     with open(out + ".json", "w") as f:

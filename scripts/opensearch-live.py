@@ -372,7 +372,7 @@ def failures(s):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tailor", default=str(REPO / "target" / "release" / "tailor"))
-    p.add_argument("--out", default=None, help="results directory (default docs/opensearch-runs/DATE)")
+    p.add_argument("--out", default=None, help="results directory (default runs/opensearch/DATE)")
     p.add_argument("--corpus", default=None, help="JSON lines with title and body (default: GCIDE)")
     p.add_argument("--gcide-dir", default="/usr/share/dictd")
     p.add_argument("--tailor-data", default=None, help="tailor's data directory (default SCRATCH/tailor-data)")
@@ -431,7 +431,7 @@ def main():
         a.loads = "0.3,0.75"
     MODES["fm"] = (a.fm_search_mode, True)
     loads = [float(x) for x in a.loads.split(",")]
-    out = Path(a.out) if a.out else REPO / "docs" / "opensearch-runs" / time.strftime("%Y-%m-%d")
+    out = Path(a.out) if a.out else REPO / "runs" / "opensearch" / time.strftime("%Y-%m-%d")
     out.mkdir(parents=True, exist_ok=True)
     (out / "load-runs.jsonl").unlink(missing_ok=True)
     if not Path(a.tailor).is_file():

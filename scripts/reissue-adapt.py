@@ -14,7 +14,7 @@ whose rate stays within the budget on seed 1001 (docs/fanout.md's "hedging at th
 budget"), hedging as `tailor fanout` does it (tower's hedge: per shard, the previous
 period's percentile; --hedge-period-s 1 here, so that its first period falls in the
 warm-up); then each policy runs with seeds 1..--seeds, and the table shows the median
-p99 and reissue rate. Writes docs/fanout-runs/<date>-adapt.{txt,json}.
+p99 and reissue rate. Writes runs/fanout/<date>-adapt.{txt,json}.
 """
 
 import argparse
@@ -125,7 +125,7 @@ def main():
         print(lines[-1], flush=True)
         rows.append(result)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d-%H%M")
-    out = args.out or f"docs/fanout-runs/{stamp}-adapt"
+    out = args.out or f"runs/fanout/{stamp}-adapt"
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out + ".txt", "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -17,7 +17,7 @@ Usage:
                                                                       # Figs. 5.6/5.7 live
 
 Each mode prints Markdown tables (pasted into docs/reproduction.md) and keeps every run
-summary as JSON lines under DIR (default docs/as2f-runs/). Energy is normalized, as the
+summary as JSON lines under DIR (default runs/as2f/). Energy is normalized, as the
 dissertation does, to EE's energy per request at the lowest load on 8 slow + 1 fast cores.
 """
 
@@ -653,7 +653,7 @@ def main():
     ap.add_argument("mode", choices=["two", "step", "three", "heat", "live-step", "live-aba",
                                      "live-sweep"])
     ap.add_argument("--requests", type=int, default=100000)
-    ap.add_argument("--out", default="docs/as2f-runs")
+    ap.add_argument("--out", default="runs/as2f")
     ap.add_argument("--target", type=float, help="live: the p99 target, ms (asian 130, search 25)")
     ap.add_argument("--plan", choices=["sim", "live"], default="sim",
                     help="live: identify EETL's plant on the simulator or on open-loop live runs")
@@ -672,8 +672,8 @@ def main():
     ap.add_argument("--margin", type=float,
                     help="live: EETL's setpoint margin (tailor plan eetl --margin; default 0.03)")
     args = ap.parse_args()
-    if args.mode.startswith("live") and args.out == "docs/as2f-runs":
-        args.out = "docs/as2f-live"
+    if args.mode.startswith("live") and args.out == "runs/as2f":
+        args.out = "runs/as2f-live"
     {"two": two_mode, "step": step_mode, "three": three_mode, "heat": heat_mode,
      "live-step": live_step_mode, "live-aba": live_aba_mode,
      "live-sweep": live_sweep_mode}[args.mode](args)

@@ -13,7 +13,7 @@ Usage:
   python3 scripts/reproduce-tc.py heavy [--executor]                # #21's 16-core acceptance
 
 Each mode prints Markdown tables (pasted into docs/reproduction.md) and keeps every run
-summary as JSON lines under DIR (default docs/tc-runs/). Targets are steal-first's 97.5,
+summary as JSON lines under DIR (default runs/tail-control/). Targets are steal-first's 97.5,
 98.5, 99, 99.5 and 99.75th percentiles at the same setting (the paper's footnote 4); the
 tail-control table is planned for each target from the workload's DEMAND.
 """
@@ -627,7 +627,7 @@ def main():
     ap.add_argument("--executor", action="store_true",
                     help="heavy, fig12: model the executor's held joins and lazy binary "
                          "splitting's steals")
-    ap.add_argument("--from", dest="source", default="docs/tc-runs",
+    ap.add_argument("--from", dest="source", default="runs/tail-control",
                     help="resim: the --out directory of the agree run to re-simulate")
     ap.add_argument("--mean-scale", action="store_true",
                     help="resim: each live run's mean work scale instead of its speed trace")
@@ -636,7 +636,7 @@ def main():
     ap.add_argument("--seeds", default="1,2,3", help="fig12: the seeds")
     ap.add_argument("--targets", default="20,25,30,40", help="fig12: the targets, ms")
     ap.add_argument("--requests", type=int, default=None)
-    ap.add_argument("--out", default="docs/tc-runs")
+    ap.add_argument("--out", default="runs/tail-control")
     ap.add_argument("--seed", type=int, default=1, help="the workload seed (live and agree)")
     args = ap.parse_args()
     if args.requests is None:
