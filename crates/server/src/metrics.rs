@@ -371,6 +371,9 @@ impl HttpMetrics {
         for reason in Rejection::ALL {
             let _ = rejections.get_or_create(&[("reason", reason.label().into())]);
         }
+        for outcome in ["swapped", "kept", "unchanged", "skipped"] {
+            let _ = replans.get_or_create(&[("outcome", outcome.into())]);
+        }
         HttpMetrics {
             registry,
             answers,

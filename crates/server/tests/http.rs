@@ -448,6 +448,7 @@ async fn metrics_are_prometheus_text() {
         "tailor_rejections_total",
         "tailor_policy_swaps_total",
         "tailor_policy_age_seconds",
+        "tailor_replans_total",
         "tailor_load",
         "tailor_queue_length",
         "tailor_threads_in_use",
@@ -638,5 +639,76 @@ async fn drawn_work_drifts_from_phase_to_phase() {
     };
     let err = run_load(&wrong).await.unwrap_err().to_string();
     assert!(err.contains("one per phase"), "{err}");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_replans_swaps_its_table_and_says_so() {
+    use tailor_core::{IntervalRow, IntervalTable, INTERVAL_TABLE_KIND};
+    // A table that holds every request back 30 ms (v0): any plan from the served
+    // requests beats it.
+    let table = IntervalTable {
+        kind: INTERVAL_TABLE_KIND.into(),
+        max_degree: 2,
+        target_parallelism: 2.0,
+        percentile: 0.99,
+        step_ms: 0.25,
+        max_interval_ms: 30.0,
+        rows: (1..=4)
+            .map(|load| IntervalRow {
+                load,
+                intervals_ms: vec![30.0, 1.0],
+                admit_on_exit: false,
+                tail_ms: 0.0,
+                mean_ms: 0.0,
+                parallelism: 0.0,
+            })
+            .collect(),
+    };
+    let rc = RuntimeConfig::new(
+        2,
+        Policy::Fm {
+            table: Arc::new(table),
+            boost: true,
+        },
+    );
+    let config = ServeConfig {
+        replan: Some(tailor_server::ReplanConfig {
+            every: Duration::from_millis(300),
+            min_requests: 20,
+        }),
+        ..ServeConfig::default()
+    };
+    let server = start(synthetic(1.0), rc, config).await;
+    let client = client();
+    let url = format!("{}/work", server.base());
+    for _ in 0..30 {
+        let (status, _, _) = send(&client, Method::POST, &url, "").await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let started = std::time::Instant::now();
+    let (mut swaps, mut text) = (0.0, String::new());
+    while swaps < 1.0 && started.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        text = send(
+            &client,
+            Method::GET,
+            &format!("{}/metrics", server.base()),
+            "",
+        )
+        .await
+        .2;
+        swaps = text
+            .lines()
+            .find_map(|l| l.strip_prefix("tailor_replans_total{outcome=\"swapped\"} "))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0);
+    }
+    assert_eq!(swaps, 1.0, "{text}");
+    assert!(text.contains("tailor_policy_swaps_total 1"), "{text}");
+    // Requests served after the swap no longer wait 30 ms.
+    let (_, _, body) = send(&client, Method::POST, &url, "").await;
+    let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert!(answer["queue_ms"].as_f64().unwrap() < 30.0, "{body}");
     server.stop().await;
 }
