@@ -95,6 +95,17 @@ impl Scheduler {
             Scheduler::RoundRobin => "rr",
         }
     }
+
+    /// A one-line description of the request threads' scheduling, for reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Scheduler::Fair => "request threads under the fair scheduler (SCHED_OTHER)",
+            Scheduler::RoundRobin => {
+                "request threads under SCHED_RR (real-time round robin, priority 1; the \
+                 generator, submitter and hiccup meter above them)"
+            }
+        }
+    }
 }
 
 /// Why the calling thread could not take a scheduler.

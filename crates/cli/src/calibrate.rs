@@ -7,11 +7,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args;
-use tailor_core::{
-    Arrivals, Calibration, Demand, DemandModel, DemandProfile, Policy, RunSummary, Units,
-};
+use tailor_core::{DemandProfile, RunSummary, Units};
 use tailor_plan::{calibrate, CalibrateInput};
-use tailor_sim::{simulate, SimConfig};
+use tailor_sim::seq_mean_latency;
 
 use crate::{bounds, write_output, PathArg};
 
@@ -60,32 +58,6 @@ pub(crate) fn read_runs(path: &Path) -> anyhow::Result<Vec<RunSummary>> {
         runs.push(run);
     }
     Ok(runs)
-}
-
-/// The charged model's mean latency for SEQ as `run` was made, on `profile`.
-pub(crate) fn seq_mean_latency(
-    profile: &Arc<DemandProfile>,
-    cal: &Calibration,
-    run: &RunSummary,
-) -> f64 {
-    let demand = DemandModel::new(Demand::Profile(profile.clone()), None)
-        .expect("a profile demand is valid");
-    let mut cfg = SimConfig::new(
-        cal.cores,
-        Policy::Seq,
-        demand,
-        Arrivals::Poisson,
-        run.rps,
-        run.requests.max(2),
-        run.seed,
-    );
-    cfg.warmup = Some(run.warmup.min(run.requests.max(2) - 1));
-    cfg.calibration = Some(Arc::new(cal.clone()));
-    match simulate(&cfg) {
-        Ok(out) => out.summary.latency_ms.mean,
-        // A rate the simulator refuses as overload cannot be matched: report it as slow.
-        Err(_) => f64::INFINITY,
-    }
 }
 
 pub(crate) fn run(args: CalibrateArgs) -> anyhow::Result<()> {

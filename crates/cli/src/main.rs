@@ -2,29 +2,20 @@
 
 mod bounds;
 mod calibrate;
-mod chart;
 mod demo;
-mod demo_keep;
-mod demo_profile;
-mod demo_report;
-mod demo_setup;
 mod emulate;
 mod fanout;
 mod plan;
-mod plan_check;
 mod plan_eetl;
 mod plan_reissue;
 mod profile;
 mod progress;
-mod projection;
 mod run;
 mod scheduler;
 mod search;
 mod serve;
 mod simulate;
-mod spread;
 mod vectors;
-mod verdict;
 
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};

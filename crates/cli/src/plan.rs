@@ -19,7 +19,6 @@ use tailor_plan::{
 use tailor_sim::{simulate, SimConfig};
 
 use crate::bounds;
-use crate::plan_check::{check_table, report};
 use crate::{interactive, write_output, PathArg};
 
 #[derive(Debug, Subcommand)]
@@ -243,13 +242,6 @@ pub(crate) enum Threads {
     Busy,
 }
 
-impl Threads {
-    /// Its name on the command line.
-    pub(crate) fn name(self) -> &'static str {
-        ThreadModel::from(self).name()
-    }
-}
-
 impl From<Threads> for ThreadModel {
     fn from(t: Threads) -> ThreadModel {
         match t {
@@ -270,6 +262,15 @@ pub(crate) enum Waits {
     /// the most sequential schedule, and wait for an exit above the target
     /// (docs/fm-planner.md).
     Running,
+}
+
+impl From<Waits> for WaitModel {
+    fn from(w: Waits) -> WaitModel {
+        match w {
+            Waits::Paper => WaitModel::Paper,
+            Waits::Running => WaitModel::Running,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -337,10 +338,7 @@ fn fm(args: FmArgs) -> anyhow::Result<()> {
         max_interval_ms: args.max_interval_ms.unwrap_or(defaults.max_interval_ms),
         percentile: args.percentile.unwrap_or(defaults.percentile),
         max_load: args.max_load.unwrap_or(defaults.max_load),
-        wait_model: match args.wait_model {
-            Waits::Paper => WaitModel::Paper,
-            Waits::Running => WaitModel::Running,
-        },
+        wait_model: args.wait_model.into(),
         thread_model: args.thread_model.into(),
     };
     let degrees = match &args.degrees {
@@ -411,9 +409,9 @@ fn fm(args: FmArgs) -> anyhow::Result<()> {
     if !args.no_check {
         let m = cores.unwrap_or(target_parallelism.ceil().max(1.0) as usize);
         let table = std::sync::Arc::new(table.clone());
-        match check_table(&profile, &table, m, calibration.as_ref()) {
-            Ok(rows) => report(&rows, calibration.is_some()),
-            Err(e) => eprintln!("check: skipped ({e:#})"),
+        match tailor_eval::check_fm_table(&profile, &table, m, calibration.as_ref()) {
+            Ok(rows) => tailor_eval::print_check(&rows, calibration.is_some()),
+            Err(e) => eprintln!("check: skipped ({:#})", anyhow::Error::from(e)),
         }
     }
     write_output(args.output.out.as_deref(), |w| match args.output.format {

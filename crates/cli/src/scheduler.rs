@@ -38,13 +38,7 @@ impl SchedulerArg {
     }
 }
 
-/// A one-line description for reports.
+/// A one-line description for reports (`Scheduler::describe`).
 pub(crate) fn describe(scheduler: Scheduler) -> &'static str {
-    match scheduler {
-        Scheduler::Fair => "request threads under the fair scheduler (SCHED_OTHER)",
-        Scheduler::RoundRobin => {
-            "request threads under SCHED_RR (real-time round robin, priority 1; the \
-             generator, submitter and hiccup meter above them)"
-        }
-    }
+    scheduler.describe()
 }

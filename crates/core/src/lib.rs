@@ -6,7 +6,6 @@
 
 mod arrivals;
 mod baselines;
-mod bootstrap;
 mod calibration;
 mod control;
 mod csvfile;
@@ -32,7 +31,6 @@ pub use arrivals::{
     parse_trace, read_trace, ArrivalError, ArrivalStream, Arrivals, Phase, MAX_REQUESTS,
 };
 pub use baselines::{oblivious_moves, rc_moves, RcRequest};
-pub use bootstrap::{mean_ci, quantile_ci, ratio_to_best_ci, Bootstrap, Estimate, Verdict};
 pub use calibration::{
     serial_fraction, Calibration, CalibrationRun, CalibrationSource, Curve, Units,
     CALIBRATION_KIND, MIN_SLOWDOWN,
@@ -60,8 +58,9 @@ pub use speed::{SpeedTrace, MAX_WORK_SCALE};
 pub use speedup::{Speedup, SpeedupSpec, ThreadModel};
 pub use steal::{Dissolve, StealAdmission, StealPolicy, STEAL_POLICY_NAMES};
 pub use summary::{
-    degree_stats, exact_quantile, phase_stats, DegreeStats, EnergySummary, EpochStats, HostStats,
-    LatencyRecorder, LatencyStats, PhaseStats, RunSummary, NOISE_CPU_SHARE, NOISE_STALL_MS,
+    degree_stats, exact_quantile, phase_stats, quantile_in_place, DegreeStats, EnergySummary,
+    EpochStats, HostStats, LatencyRecorder, LatencyStats, PhaseStats, RunSummary, NOISE_CPU_SHARE,
+    NOISE_STALL_MS,
 };
 pub use table::{
     AdaptiveRow, AdaptiveTable, IntervalRow, IntervalTable, TailControlRow, TailControlTable,

@@ -370,7 +370,7 @@ pub fn exact_quantile(values: &[f64], q: f64) -> f64 {
 }
 
 /// [`exact_quantile`] without the copy: it reorders `values`.
-pub(crate) fn quantile_in_place(values: &mut [f64], q: f64) -> f64 {
+pub fn quantile_in_place(values: &mut [f64], q: f64) -> f64 {
     if values.is_empty() {
         return 0.0;
     }

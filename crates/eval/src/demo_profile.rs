@@ -1,15 +1,16 @@
-//! The demo's query profile: measured once and kept, with the conditions it was measured
-//! under and each query's unit (segment) and merge times, and re-measured when those
-//! conditions were bad.
+//! The demo's query profile: measured once and kept, re-measured when measured badly.
+//!
+//! The profile is kept with the conditions it was measured under and each query's unit
+//! (segment) and merge times, and measured again when those conditions were bad.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use tailor_bench::{measure_profile_in_detail, ProfileConfig, SearchSource, UnitTimes};
 use tailor_core::{DemandProfile, ProfileConditions};
 use tailor_workloads::search::PreparedSearch;
 
-use crate::progress::Bar;
+use crate::error::{chain, EvalError};
+use crate::Bars;
 
 /// A profile with its unit times, ready to plan and project from.
 pub(crate) struct QueryProfile {
@@ -38,14 +39,16 @@ impl Files {
 /// Measures the profile of the first `count` queries at degrees 1 and 2, or reuses the
 /// one kept from the same settings when its conditions were good on a machine of
 /// `cores` cores. A profile measured under bad conditions is measured again once; if
-/// the second is bad too, the demo stops with the reason, unless `accept_noisy`.
+/// the second is bad too, the demo stops with the reason, unless `accept_noisy`. `bars`
+/// shows the measurement's progress.
 pub(crate) fn query_profile(
     prepared: &PreparedSearch,
     count: usize,
     repeat: usize,
     cores: usize,
     accept_noisy: bool,
-) -> anyhow::Result<QueryProfile> {
+    bars: Bars<'_>,
+) -> Result<QueryProfile, EvalError> {
     let count = count.min(prepared.queries.len());
     let stem = prepared
         .queries_path
@@ -65,23 +68,24 @@ pub(crate) fn query_profile(
             Some(why) => eprintln!("    the kept profile is not used: {why}; measuring again"),
         },
         Err(why) if files.profile.exists() => {
-            eprintln!("    the kept profile is not used: {why:#}; measuring again")
+            eprintln!("    the kept profile is not used: {why}; measuring again")
         }
         Err(_) => {}
     }
     let mut queries = prepared.queries.clone();
     queries.truncate(count);
     let source =
-        SearchSource::each_query(prepared.index.clone(), queries).map_err(anyhow::Error::msg)?;
+        SearchSource::each_query(prepared.index.clone(), queries).map_err(EvalError::Search)?;
     let cfg = ProfileConfig {
         requests: count,
         max_degree: 2,
         repeat,
     };
     for attempt in 1..=2 {
-        let bar = Bar::new("profiling", count as u64);
-        let measured =
-            measure_profile_in_detail(&cfg, &source, |done, total| bar.set_of(done, total))?;
+        let bar = bars("profiling", count as u64);
+        let measured = measure_profile_in_detail(&cfg, &source, |done, total| {
+            bar.set(done as u64, total as u64)
+        })?;
         bar.finish();
         let problem = measured.conditions.problem(cores);
         if let Some(why) = &problem {
@@ -90,12 +94,7 @@ pub(crate) fn query_profile(
                 continue;
             }
             if !accept_noisy {
-                anyhow::bail!(
-                    "the query profile was measured twice under bad conditions ({why}); a \
-                     profile taken on a busy machine misstates the queries' speedups, and FM \
-                     planned from it would be wrong. Stop other programs and run again, or \
-                     pass --accept-noisy-profile to use it anyway"
-                );
+                return Err(EvalError::NoisyProfile { why: why.clone() });
             }
             eprintln!("    {why}: kept anyway (--accept-noisy-profile)");
         }
@@ -114,20 +113,30 @@ pub(crate) fn query_profile(
     unreachable!("the second attempt returns or fails")
 }
 
-/// Reads a kept profile and its companions; an error says why it cannot be reused.
-fn read_kept(files: &Files, count: usize) -> anyhow::Result<(QueryProfile, ProfileConditions)> {
-    let profile = DemandProfile::read(&files.profile)?;
-    anyhow::ensure!(
-        profile.requests().len() == count && profile.max_degree() >= 2,
-        "it has {} queries at degrees up to {}, not {count} at 2",
-        profile.requests().len(),
-        profile.max_degree()
-    );
-    let conditions: ProfileConditions = serde_json::from_str(
-        &std::fs::read_to_string(&files.conditions)
-            .context("it has no record of the conditions it was measured under")?,
-    )
-    .with_context(|| format!("{} is not readable", files.conditions.display()))?;
+/// Reads a kept profile and its companions; an error says why it cannot be reused, its
+/// causes after colons.
+fn read_kept(files: &Files, count: usize) -> Result<(QueryProfile, ProfileConditions), String> {
+    let profile = DemandProfile::read(&files.profile).map_err(|e| chain(&e))?;
+    if profile.requests().len() != count || profile.max_degree() < 2 {
+        return Err(format!(
+            "it has {} queries at degrees up to {}, not {count} at 2",
+            profile.requests().len(),
+            profile.max_degree()
+        ));
+    }
+    let text = std::fs::read_to_string(&files.conditions).map_err(|e| {
+        format!(
+            "it has no record of the conditions it was measured under: {}",
+            chain(&e)
+        )
+    })?;
+    let conditions: ProfileConditions = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "{} is not readable: {}",
+            files.conditions.display(),
+            chain(&e)
+        )
+    })?;
     let units = read_units(&files.units, count)?;
     Ok((QueryProfile { profile, units }, conditions))
 }
@@ -137,15 +146,15 @@ fn write_kept(
     profile: &DemandProfile,
     conditions: &ProfileConditions,
     units: &[UnitTimes],
-) -> anyhow::Result<()> {
+) -> Result<(), EvalError> {
     let create = |path: &Path| {
         std::fs::File::create(path)
             .map(std::io::BufWriter::new)
-            .with_context(|| format!("cannot write {}", path.display()))
+            .map_err(|e| EvalError::file("write", path, e))
     };
     profile.write(&mut create(&files.profile)?)?;
     std::fs::write(&files.conditions, serde_json::to_string_pretty(conditions)?)
-        .with_context(|| format!("cannot write {}", files.conditions.display()))?;
+        .map_err(|e| EvalError::file("write", &files.conditions, e))?;
     use std::io::Write;
     let mut out = create(&files.units)?;
     writeln!(out, "request,part,ms")?;
@@ -159,10 +168,16 @@ fn write_kept(
     Ok(())
 }
 
-/// Reads `request,part,ms` rows (part: a unit's index, or `merge`) for requests 1..=count.
-fn read_units(path: &Path, count: usize) -> anyhow::Result<Vec<UnitTimes>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("its unit times ({}) are missing", path.display()))?;
+/// Reads `request,part,ms` rows (part: a unit's index, or `merge`) for requests 1..=count;
+/// an error says what is wrong, its causes after colons.
+fn read_units(path: &Path, count: usize) -> Result<Vec<UnitTimes>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "its unit times ({}) are missing: {}",
+            path.display(),
+            chain(&e)
+        )
+    })?;
     let mut units: Vec<UnitTimes> = (0..count)
         .map(|_| UnitTimes {
             units_ms: Vec::new(),
@@ -177,24 +192,26 @@ fn read_units(path: &Path, count: usize) -> anyhow::Result<Vec<UnitTimes>> {
                 n + 1
             )
         };
+        let because = |e: &dyn std::error::Error| format!("{}: {}", bad(), chain(e));
         let mut fields = line.split(',');
         let (Some(request), Some(part), Some(ms), None) =
             (fields.next(), fields.next(), fields.next(), fields.next())
         else {
-            anyhow::bail!(bad());
+            return Err(bad());
         };
-        let request: usize = request.parse().with_context(bad)?;
-        let ms: f64 = ms.parse().with_context(bad)?;
-        anyhow::ensure!(
-            (1..=count).contains(&request) && ms.is_finite() && ms >= 0.0,
-            bad()
-        );
+        let request: usize = request.parse().map_err(|e| because(&e))?;
+        let ms: f64 = ms.parse().map_err(|e| because(&e))?;
+        if !((1..=count).contains(&request) && ms.is_finite() && ms >= 0.0) {
+            return Err(bad());
+        }
         let u = &mut units[request - 1];
         if part == "merge" {
             u.merge_ms = ms;
         } else {
-            let k: usize = part.parse().with_context(bad)?;
-            anyhow::ensure!(k == u.units_ms.len(), bad());
+            let k: usize = part.parse().map_err(|e| because(&e))?;
+            if k != u.units_ms.len() {
+                return Err(bad());
+            }
             u.units_ms.push(ms);
         }
     }

@@ -1,5 +1,7 @@
-//! What the demo builds its runs and its model from: FM's and Adaptive's tables, SEQ's
-//! live capacity, each query's delivered costs, and the projection's calibration.
+//! What the demo builds its runs and its model from.
+//!
+//! FM's and Adaptive's tables, SEQ's live capacity, each query's delivered costs, and the
+//! projection's calibration.
 
 use std::sync::Arc;
 
@@ -7,22 +9,21 @@ use tailor_bench::{run_live, SearchSource};
 use tailor_core::{Calibration, DemandProfile, Policy, RunSummary, Tables, Units};
 use tailor_plan::{
     calibrate, plan_adaptive, plan_fm, AdaptiveParams, CalibrateInput, FmParams, FmProblem,
-    WaitModel,
 };
+use tailor_sim::seq_mean_latency;
 use tailor_workloads::search::PreparedSearch;
 
-use crate::calibrate::seq_mean_latency;
-use crate::demo::{live_config, truncated, DemoArgs, MODEL_CHECK_MAX_LOAD, STEP_MS};
-use crate::plan::Waits;
+use crate::demo::{live_config, truncated, DemoConfig, MODEL_CHECK_MAX_LOAD, STEP_MS};
+use crate::error::EvalError;
 use crate::spread::Spread;
 use crate::verdict::Run;
 
 /// Plans FM (n = 2) and Adaptive from the profile.
 pub(crate) fn plan(
-    args: &DemoArgs,
+    config: &DemoConfig,
     profile: &DemandProfile,
     cores: usize,
-) -> anyhow::Result<Tables> {
+) -> Result<Tables, EvalError> {
     let longest = profile
         .requests()
         .iter()
@@ -32,16 +33,13 @@ pub(crate) fn plan(
     let y = ((longest / STEP_MS).ceil() * STEP_MS).max(STEP_MS);
     let params = FmParams {
         max_degree: 2,
-        target_parallelism: args.target_parallelism.unwrap_or(cores as f64),
+        target_parallelism: config.target_parallelism.unwrap_or(cores as f64),
         step_ms: STEP_MS,
         max_interval_ms: y,
         percentile: 0.99,
         max_load: 60,
-        wait_model: match args.wait_model {
-            Waits::Paper => WaitModel::Paper,
-            Waits::Running => WaitModel::Running,
-        },
-        thread_model: args.thread_model.into(),
+        wait_model: config.wait_model,
+        thread_model: config.thread_model,
     };
     let fm = plan_fm(&FmProblem::new(profile, params)?, None)?;
     let adaptive = plan_adaptive(
@@ -64,12 +62,12 @@ pub(crate) fn plan(
 /// made from this run's live SEQ runs (`tailor calibrate`'s method), or none (the fluid
 /// model) when that fails, with the reason.
 pub(crate) fn projection_calibration(
-    args: &DemoArgs,
+    config: &DemoConfig,
     profile: &DemandProfile,
     seq: &[Vec<Run>],
     segments: usize,
-) -> anyhow::Result<(Option<Arc<Calibration>>, String)> {
-    if let Some(path) = &args.calibration {
+) -> Result<(Option<Arc<Calibration>>, String), EvalError> {
+    if let Some(path) = &config.calibration {
         let c = Calibration::read(path)?;
         let note = format!(
             "the charged model, calibrated on another machine ({}): {}",
@@ -100,7 +98,7 @@ pub(crate) fn projection_calibration(
                 None,
                 format!(
                     "the fluid model ({} threads): no calibration from this run's SEQ runs ({e})",
-                    args.thread_model.name()
+                    config.thread_model.name()
                 ),
             ),
         },
@@ -111,28 +109,27 @@ pub(crate) fn projection_calibration(
 /// utilization (process CPU time) says how much each query really costs when queries
 /// run together (caches, memory bandwidth).
 pub(crate) fn probe_capacity(
-    args: &DemoArgs,
+    config: &DemoConfig,
     prepared: &PreparedSearch,
     profile: &DemandProfile,
-    cores: usize,
     profiled_capacity: f64,
-) -> anyhow::Result<f64> {
+) -> Result<f64, EvalError> {
     let probe_rps = 0.5 * profiled_capacity;
     let probe = live_config(
-        cores,
+        config.cores,
         Policy::Seq,
         probe_rps,
         ((probe_rps * 3.0) as usize).max(200),
-        args.seed,
+        config.seed,
     );
     let probe_source = SearchSource::random(
         prepared.index.clone(),
         truncated(prepared, profile.requests().len()),
         None,
         probe.requests,
-        args.seed,
+        config.seed,
     )
-    .map_err(anyhow::Error::msg)?;
+    .map_err(EvalError::Search)?;
     let utilization = run_live(&probe, &Arc::new(probe_source))?
         .summary
         .cpu_utilization;

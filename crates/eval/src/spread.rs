@@ -1,4 +1,6 @@
-//! What each query costs in the running service: SEQ's measured service times over the profiled t1, by query length (issue #22's model at this machine's cores).
+//! What each query costs in the running service: SEQ's service times over the profiled t1.
+//!
+//! Drawn by query length: issue #22's model at this machine's cores.
 //!
 //! A query measured alone costs less than the same query in a running service (wake-ups,
 //! two cores sharing caches and memory bandwidth), and not always the same: a few of its

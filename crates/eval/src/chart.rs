@@ -1,13 +1,15 @@
-//! Latency charts like Figure 8 of the FM paper: panels of p99 against load, one line per
-//! policy with each point's confidence interval as a bar, latency on a log scale, as SVG
-//! and PNG (plotters).
+//! Latency charts like Figure 8 of the FM paper, as SVG and PNG (plotters).
+//!
+//! Panels of p99 against load, one line per policy with each point's confidence interval
+//! as a bar, latency on a log scale.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use tailor_core::Estimate;
+
+use crate::bootstrap::Estimate;
+use crate::error::EvalError;
 
 /// One point: (x, latency with its interval; a simulated point's interval is the point).
 pub(crate) type Point = (f64, Estimate);
@@ -33,21 +35,21 @@ const FONTS: [&str; 3] = [
     "/usr/share/fonts/TTF/DejaVuSans.ttf",
 ];
 
-fn register_font() -> anyhow::Result<()> {
+fn register_font() -> Result<(), EvalError> {
     let path = FONTS
         .iter()
         .find(|p| Path::new(p).exists())
-        .with_context(|| format!("no font found (tried {})", FONTS.join(", ")))?;
+        .ok_or_else(|| EvalError::Chart(format!("no font found (tried {})", FONTS.join(", "))))?;
     let bytes: &'static [u8] = Box::leak(std::fs::read(path)?.into_boxed_slice());
     plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
-        .map_err(|_| anyhow::anyhow!("{path} is not a usable font"))
+        .map_err(|_| EvalError::Chart(format!("{path} is not a usable font")))
 }
 
 /// Writes `latency.svg` and `latency.png` into `dir`, the panels side by side; returns
 /// their paths.
-pub(crate) fn write_charts(dir: &Path, panels: &[Panel]) -> anyhow::Result<Vec<PathBuf>> {
+pub(crate) fn write_charts(dir: &Path, panels: &[Panel]) -> Result<Vec<PathBuf>, EvalError> {
     register_font()?;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| EvalError::file("create", dir, e))?;
     let svg = dir.join("latency.svg");
     let png = dir.join("latency.png");
     let size = (560 * panels.len().max(1) as u32, 500);
@@ -59,11 +61,11 @@ pub(crate) fn write_charts(dir: &Path, panels: &[Panel]) -> anyhow::Result<Vec<P
 /// Height in pixels of the band above the panels that holds the one legend they share.
 const LEGEND_BAND: u32 = 34;
 
-fn draw<B: DrawingBackend>(root: DrawingArea<B, Shift>, panels: &[Panel]) -> anyhow::Result<()>
+fn draw<B: DrawingBackend>(root: DrawingArea<B, Shift>, panels: &[Panel]) -> Result<(), EvalError>
 where
     B::ErrorType: 'static,
 {
-    let err = |e: DrawingAreaErrorKind<B::ErrorType>| anyhow::anyhow!("drawing: {e:?}");
+    let err = |e: DrawingAreaErrorKind<B::ErrorType>| EvalError::Chart(format!("drawing: {e:?}"));
     root.fill(&WHITE).map_err(err)?;
     // One colour per label across the panels, in order of first appearance.
     let mut labels: Vec<&str> = Vec::new();

@@ -1,12 +1,13 @@
-//! The demo's projection to bigger servers: each profiled query's time at degree d,
-//! predicted from its measured units (index segments) and merge by list scheduling,
-//! checked against the measured degree-2 times; then that profile simulated at 16 and
-//! 64 cores under FM, Adaptive, SEQ, FIX-N and an executor-style peer (every query's
-//! segments on one shared pool, `tailor_sim::simulate_pool`).
+//! The demo's projection to bigger servers, and the simulator at this machine's cores.
+//!
+//! Each profiled query's time at degree d is predicted from its measured units (index
+//! segments) and merge by list scheduling, checked against the measured degree-2 times;
+//! then that profile is simulated at 16 and 64 cores under FM, Adaptive, SEQ, FIX-N and
+//! an executor-style peer (every query's segments on one shared pool,
+//! `tailor_sim::simulate_pool`).
 
 use std::sync::Arc;
 
-use anyhow::Context;
 use rayon::prelude::*;
 use tailor_bench::{predicted_ms, serial_ms, UnitTimes};
 use tailor_core::{
@@ -20,6 +21,7 @@ use tailor_sim::{
     simulate, simulate_pool, PoolModel, PoolSimConfig, SimConfig, SimError, UnitRequest,
 };
 
+use crate::error::{chain, EvalError};
 use crate::spread::Spread;
 
 /// How well the prediction matches the measured degree-2 times.
@@ -64,9 +66,8 @@ pub(crate) fn projected_profile(
     profile: &DemandProfile,
     units: &[UnitTimes],
     max_degree: usize,
-) -> anyhow::Result<DemandProfile> {
-    tailor_bench::projected_profile(profile, units, max_degree)
-        .map_err(|e| anyhow::anyhow!("the projected profile: {e}"))
+) -> Result<DemandProfile, EvalError> {
+    tailor_bench::projected_profile(profile, units, max_degree).map_err(EvalError::ProjectedProfile)
 }
 
 /// The projected profile's highest degree: as many threads as a query has units (more
@@ -136,8 +137,8 @@ impl ChosenTarget {
 }
 
 /// How the projection sets FM's and Adaptive's target parallelism.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum TargetChoice {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetChoice {
     /// The planners' default: the cores.
     Cores,
     /// As the FM paper set target_p, by trying several (§4.1, §6.1): 1, 1.25, 1.5 and
@@ -157,9 +158,9 @@ pub(crate) enum TargetChoice {
 fn choose_target<T: Send>(
     choice: TargetChoice,
     cores: usize,
-    plan: impl Fn(f64) -> anyhow::Result<T> + Sync,
-    score: impl Fn(&T) -> anyhow::Result<f64> + Sync,
-) -> anyhow::Result<(ChosenTarget, T)> {
+    plan: impl Fn(f64) -> Result<T, EvalError> + Sync,
+    score: impl Fn(&T) -> Result<f64, EvalError> + Sync,
+) -> Result<(ChosenTarget, T), EvalError> {
     if choice == TargetChoice::Cores {
         let target = cores as f64;
         let chosen = ChosenTarget {
@@ -169,7 +170,9 @@ fn choose_target<T: Send>(
         };
         return Ok((chosen, plan(target)?));
     }
-    let attempt = |ratios: &[f64]| -> Vec<(f64, anyhow::Result<(f64, T)>)> {
+    // (target, its score and plan, or why it has none)
+    type Attempt<T> = (f64, Result<(f64, T), EvalError>);
+    let attempt = |ratios: &[f64]| -> Vec<Attempt<T>> {
         ratios
             .par_iter()
             .map(|ratio| {
@@ -194,16 +197,20 @@ fn choose_target<T: Send>(
             match attempt {
                 Ok((score, planned)) => tried.push((target, score, planned)),
                 Err(e) => {
-                    failed.push((target, format!("{e:#}")));
-                    first_error.get_or_insert(e.context(format!("target parallelism {target}")));
+                    failed.push((target, chain(&e)));
+                    first_error.get_or_insert(EvalError::context(
+                        format!("target parallelism {target}"),
+                        e,
+                    ));
                 }
             }
         }
     }
     let Some(best) = best_of(&tried) else {
-        return Err(first_error
-            .expect("at least one candidate")
-            .context("no candidate target parallelism could be planned"));
+        return Err(EvalError::context(
+            "no candidate target parallelism could be planned",
+            first_error.expect("at least one candidate"),
+        ));
     };
     let scores = tried.iter().map(|&(t, s, _)| (t, s)).collect();
     let (target, _, planned) = tried.swap_remove(best);
@@ -263,7 +270,7 @@ pub(crate) fn simulate_projection(
     thread_model: ThreadModel,
     calibration: Option<Arc<Calibration>>,
     (executor_model, targets): (PoolModel, TargetChoice),
-) -> anyhow::Result<Projection> {
+) -> Result<Projection, EvalError> {
     // FM's highest degree as the planner's default (efficiency at least 0.5); the FIX-N
     // peers below keep 2 and 4.
     let max_degree = default_max_degree(profile, EFFICIENCY_THRESHOLD)
@@ -274,7 +281,7 @@ pub(crate) fn simulate_projection(
         / profile.requests().len() as f64;
     // The grid, y, Q and the degree ladder `tailor plan fm --profile P --cores M` uses.
     let defaults = FmDefaults::for_profile(profile, cores, max_degree);
-    let plan_fm_at = |target: f64| -> anyhow::Result<PeerKind> {
+    let plan_fm_at = |target: f64| -> Result<PeerKind, EvalError> {
         let problem = FmProblem::with_degrees(
             profile,
             FmParams {
@@ -299,7 +306,7 @@ pub(crate) fn simulate_projection(
             boost: true,
         }))
     };
-    let plan_adaptive_at = |target: f64| -> anyhow::Result<PeerKind> {
+    let plan_adaptive_at = |target: f64| -> Result<PeerKind, EvalError> {
         let table = plan_adaptive(
             profile,
             &AdaptiveParams {
@@ -327,7 +334,7 @@ pub(crate) fn simulate_projection(
     };
     // Every candidate scored on one seed apart from the reported runs', so that those do
     // not choose it.
-    let score = |label: &str, kind: &PeerKind| -> anyhow::Result<f64> {
+    let score = |label: &str, kind: &PeerKind| -> Result<f64, EvalError> {
         let runs = run(
             vec![(label.to_string(), kind.clone())],
             (TARGET_REQUESTS.min(requests), seed ^ TARGET_SEED),
@@ -359,10 +366,13 @@ pub(crate) fn simulate_projection(
             let by_load = by_load
                 .into_iter()
                 .collect::<Option<Vec<_>>>()
-                .with_context(|| format!("{label} at {cores} cores is overloaded"))?;
+                .ok_or_else(|| EvalError::Overloaded {
+                    label: label.clone(),
+                    cores,
+                })?;
             Ok((label, by_load))
         })
-        .collect::<anyhow::Result<_>>()?;
+        .collect::<Result<_, EvalError>>()?;
     Ok(Projection {
         runs,
         fm_target,
@@ -384,6 +394,9 @@ pub(crate) enum PeerKind {
 /// A peer to simulate: its label and what it runs.
 pub(crate) type Peer = (String, PeerKind);
 
+/// A simulated peer: its label and its summaries by rate (`None` where overloaded).
+pub(crate) type PeerRuns = (String, Vec<Option<RunSummary>>);
+
 /// Simulates `profile` at `cores` cores at each of `rates` (rps) for every peer, the
 /// executor-style peer from the queries' `units` (in the profile's order), each query at
 /// the costs `costs` gives it (one `Spread` for every rate, or one per rate),
@@ -401,8 +414,8 @@ pub(crate) fn simulate_peers(
     policies: Vec<Peer>,
     (requests, seed): (usize, u64),
     (thread_model, calibration): (ThreadModel, Option<&Arc<Calibration>>),
-) -> anyhow::Result<Vec<(String, Vec<Option<RunSummary>>)>> {
-    let step_ms = super::demo::STEP_MS;
+) -> Result<Vec<PeerRuns>, EvalError> {
+    let step_ms = crate::demo::STEP_MS;
     // The executor-style peer, as tantivy's executor runs a query: all its segments on
     // one pool shared by the queries in service (one per core), then its merge and the
     // rest of its t1.
@@ -415,21 +428,22 @@ pub(crate) fn simulate_peers(
             serial_ms: serial_ms(u, r.seq_ms()),
         })
         .collect();
-    anyhow::ensure!(
-        costs.len() == 1 || costs.len() == rates.len(),
-        "costs for {} rates, not one or {}",
-        costs.len(),
-        rates.len()
-    );
+    if costs.len() != 1 && costs.len() != rates.len() {
+        return Err(EvalError::Costs(format!(
+            "costs for {} rates, not one or {}",
+            costs.len(),
+            rates.len()
+        )));
+    }
     // Each query at its costs: one copy per cost factor, the kinds in the same order.
     let prepared = costs
         .iter()
         .map(|c| {
-            let (profile, kinds) = c.apply(profile, &kinds).map_err(anyhow::Error::msg)?;
+            let (profile, kinds) = c.apply(profile, &kinds).map_err(EvalError::Costs)?;
             let demand = DemandModel::new(Demand::Profile(Arc::new(profile)), None)?;
             Ok((demand, Arc::new(kinds)))
         })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, EvalError>>()?;
     let jobs: Vec<(usize, usize)> = (0..policies.len())
         .flat_map(|p| (0..rates.len()).map(move |l| (p, l)))
         .collect();
@@ -475,10 +489,10 @@ pub(crate) fn simulate_peers(
                     Ok(Some(out.summary))
                 }
                 Err(SimError::Overload { .. }) => Ok(None),
-                Err(e) => Err(e).with_context(context),
+                Err(e) => Err(EvalError::context(context(), e)),
             }
         })
-        .collect::<anyhow::Result<_>>()?;
+        .collect::<Result<_, EvalError>>()?;
     Ok(policies
         .into_iter()
         .enumerate()
@@ -536,7 +550,9 @@ mod tests {
             TargetChoice::Search,
             16,
             |t| {
-                anyhow::ensure!(t != 20.0, "no table at {t}");
+                if t == 20.0 {
+                    return Err(EvalError::Search(format!("no table at {t}")));
+                }
                 Ok(t)
             },
             |&t| Ok(t),
@@ -554,22 +570,24 @@ mod tests {
             TargetChoice::Search,
             16,
             |t| {
-                anyhow::ensure!(t >= 32.0, "no table at {t}");
+                if t < 32.0 {
+                    return Err(EvalError::Search(format!("no table at {t}")));
+                }
                 Ok(t)
             },
             |&t| Ok(t),
         )
         .unwrap_err();
-        assert!(format!("{err:#}").contains("no candidate target parallelism"));
+        assert!(chain(&err).contains("no candidate target parallelism"));
         // When none can be planned, the error says which and why.
         let err = choose_target(
             TargetChoice::Search,
             16,
-            |t| -> anyhow::Result<f64> { anyhow::bail!("no table at {t}") },
+            |t| -> Result<f64, EvalError> { Err(EvalError::Search(format!("no table at {t}"))) },
             |&t| Ok(t),
         )
         .unwrap_err();
-        assert!(format!("{err:#}").contains("no table at 16"));
+        assert!(chain(&err).contains("no table at 16"));
         // The planners' default tries nothing.
         let (cores, planned) =
             choose_target(TargetChoice::Cores, 16, Ok, |_: &f64| unreachable!()).unwrap();

@@ -1,9 +1,13 @@
-//! What `tailor demo` keeps for the next step: its profile and tables in --out-dir, and
-//! the `tailor serve` and `tailor load` commands that put FM's table into a service.
+//! What `tailor demo` keeps: its profile and tables, and the commands that serve them.
+//!
+//! The profile and tables go into --out-dir; the `tailor serve` and `tailor load`
+//! commands printed at the end put FM's table into a service.
 
 use std::path::{Path, PathBuf};
 
 use tailor_core::{DemandProfile, Tables};
+
+use crate::error::EvalError;
 
 /// The files the demo wrote.
 pub(crate) struct Kept {
@@ -17,9 +21,8 @@ pub(crate) fn keep_plans(
     dir: &Path,
     profile: &DemandProfile,
     tables: &Tables,
-) -> anyhow::Result<Kept> {
-    use anyhow::Context;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+) -> Result<Kept, EvalError> {
+    std::fs::create_dir_all(dir).map_err(|e| EvalError::file("create", dir, e))?;
     let kept = Kept {
         profile: dir.join("profile.csv"),
         fm: dir.join("fm-table.json"),
@@ -28,7 +31,7 @@ pub(crate) fn keep_plans(
     let write = |path: &Path, f: &dyn Fn(std::fs::File) -> std::io::Result<()>| {
         std::fs::File::create(path)
             .and_then(f)
-            .with_context(|| format!("cannot write {}", path.display()))
+            .map_err(|e| EvalError::file("write", path, e))
     };
     write(&kept.profile, &|f| profile.write(f))?;
     if let Some(fm) = &tables.fm {

@@ -1,4 +1,4 @@
-//! Confidence intervals for tail latencies: a two-stage bootstrap, over rounds, then over blocks of requests.
+//! Confidence intervals for tail latencies: a two-stage bootstrap over rounds, then blocks.
 //!
 //! A live run's latencies are not independent draws: a burst of arrivals makes a run of
 //! long ones. The moving-block bootstrap (Künsch, "The jackknife and the bootstrap for
@@ -44,19 +44,19 @@ use rand_chacha::ChaCha8Rng;
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 use statrs::statistics::Statistics;
 
-use crate::summary::quantile_in_place;
+use tailor_core::quantile_in_place;
 
 /// How to bootstrap.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Bootstrap {
+pub(crate) struct Bootstrap {
     /// Resamples drawn.
-    pub resamples: usize,
+    pub(crate) resamples: usize,
     /// Consecutive requests per block.
-    pub block: usize,
+    pub(crate) block: usize,
     /// Two-sided confidence level, in (0, 1).
-    pub confidence: f64,
+    pub(crate) confidence: f64,
     /// Seed of the resampling.
-    pub seed: u64,
+    pub(crate) seed: u64,
 }
 
 impl Default for Bootstrap {
@@ -74,18 +74,18 @@ impl Default for Bootstrap {
 
 /// A statistic with its confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Estimate {
+pub(crate) struct Estimate {
     /// The statistic on the measured requests.
-    pub value: f64,
+    pub(crate) value: f64,
     /// The interval's lower end.
-    pub low: f64,
+    pub(crate) low: f64,
     /// The interval's upper end.
-    pub high: f64,
+    pub(crate) high: f64,
 }
 
 /// Whether a ratio of latencies (ours over a peer's) is below, at or above 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// The whole interval is below 1.
     Better,
     /// The interval contains 1: no significant difference.
@@ -96,7 +96,7 @@ pub enum Verdict {
 
 impl Verdict {
     /// The verdict on a ratio's interval.
-    pub fn of(ratio: &Estimate) -> Verdict {
+    pub(crate) fn of(ratio: &Estimate) -> Verdict {
         if ratio.high < 1.0 {
             Verdict::Better
         } else if ratio.low > 1.0 {
@@ -107,7 +107,7 @@ impl Verdict {
     }
 
     /// `better`, `same` or `worse`, as the demo's JSON spells it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Verdict::Better => "better",
             Verdict::Same => "same",
@@ -276,12 +276,12 @@ fn statistic_ci(
 }
 
 /// The `q` quantile of the pooled `runs` (each in arrival order) with its interval.
-pub fn quantile_ci(runs: &[Vec<f64>], q: f64, cfg: &Bootstrap) -> Estimate {
+pub(crate) fn quantile_ci(runs: &[Vec<f64>], q: f64, cfg: &Bootstrap) -> Estimate {
     statistic_ci(runs, |values| quantile_in_place(values, q), cfg)
 }
 
 /// The mean of the pooled `runs` (each in arrival order) with its interval.
-pub fn mean_ci(runs: &[Vec<f64>], cfg: &Bootstrap) -> Estimate {
+pub(crate) fn mean_ci(runs: &[Vec<f64>], cfg: &Bootstrap) -> Estimate {
     statistic_ci(
         runs,
         |values| values.iter().sum::<f64>() / values.len().max(1) as f64,
@@ -309,7 +309,7 @@ pub fn mean_ci(runs: &[Vec<f64>], cfg: &Bootstrap) -> Estimate {
 /// between runs, which a few rounds estimate poorly: with 10% drift per run and four
 /// peers alike to ours, the simulation found "worse" in 12 of 100 trials paired and 7
 /// unpaired (docs/demo.md).
-pub fn ratio_to_best_ci(
+pub(crate) fn ratio_to_best_ci(
     ours: &[Vec<f64>],
     peers: &[&[Vec<f64>]],
     q: f64,

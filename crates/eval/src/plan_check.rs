@@ -1,5 +1,7 @@
-//! The check after `tailor plan fm`: the planned table simulated under the charged model
-//! beside SEQ, with a warning when FM's p99 is worse (docs/calibration.md).
+//! The check after `tailor plan fm`: the planned table against SEQ under the charged model.
+//!
+//! The table is simulated beside SEQ, with a warning when FM's p99 is worse
+//! (docs/calibration.md).
 //!
 //! The planner's Eq. 1-5 price a request by its isolated speedup; what a table does on a
 //! machine depends on units, merges, hand-offs and the core guard, which only the charged
@@ -14,13 +16,16 @@ use tailor_core::{
 };
 use tailor_sim::{simulate, SimConfig};
 
+use crate::error::EvalError;
+
 /// Loads the check runs at, as fractions of SEQ's capacity.
 const LOADS: [f64; 3] = [0.3, 0.45, 0.6];
 /// Requests per simulated run (a p99 over 9,500 measured requests).
 const REQUESTS: usize = 10_000;
 
-/// One load's outcome.
-pub(crate) struct CheckRow {
+/// One load's outcome: SEQ's and FM's simulated p99 at a fraction of SEQ's capacity.
+#[derive(Debug, Clone)]
+pub struct CheckRow {
     pub(crate) load: f64,
     pub(crate) rps: f64,
     pub(crate) seq_p99: f64,
@@ -31,12 +36,12 @@ pub(crate) struct CheckRow {
 /// under `calibration` (or one that charges units and merges only: as many units as the
 /// profile has degrees, no hand-off delay, helper cost or slowdown). The quantum is the
 /// table's step, at most the runtime's default 5 ms.
-pub(crate) fn check_table(
+pub fn check_fm_table(
     profile: &DemandProfile,
     table: &Arc<IntervalTable>,
     cores: usize,
     calibration: Option<&Calibration>,
-) -> anyhow::Result<Vec<CheckRow>> {
+) -> Result<Vec<CheckRow>, EvalError> {
     let cal =
         Arc::new(calibration.cloned().unwrap_or_else(|| {
             Calibration::ideal(cores, Units::Count(profile.max_degree().max(1)))
@@ -44,7 +49,7 @@ pub(crate) fn check_table(
     let demand = DemandModel::new(Demand::Profile(Arc::new(profile.clone())), None)?;
     let slowdown = cal.slowdown_at(1.0);
     let capacity = cores as f64 * 1000.0 / (demand.mean_work_ms() * slowdown);
-    let run = |policy: Policy, rps: f64| -> anyhow::Result<f64> {
+    let run = |policy: Policy, rps: f64| -> Result<f64, EvalError> {
         let mut cfg = SimConfig::new(
             cores,
             policy,
@@ -78,8 +83,9 @@ pub(crate) fn check_table(
         .collect()
 }
 
-/// Prints the check on stderr: one line per load, and a warning where FM is worse.
-pub(crate) fn report(rows: &[CheckRow], calibrated: bool) {
+/// Prints the check on stderr: one line per load, and a warning where FM is worse;
+/// `calibrated` says whether [`check_fm_table`] was given a calibration.
+pub fn print_check(rows: &[CheckRow], calibrated: bool) {
     let model = if calibrated {
         "the charged model with the calibration"
     } else {

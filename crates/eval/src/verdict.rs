@@ -1,10 +1,10 @@
-//! `tailor demo`'s verdict: each cell's runs pooled over rounds, bootstrap intervals of
-//! its p99 and mean, and FM's p99 against the best peer's at each load.
+//! `tailor demo`'s verdict: FM's p99 against the best peer's at each load.
+//!
+//! Each cell's runs are pooled over rounds, with bootstrap intervals of its p99 and mean.
 
-use tailor_core::{
-    mean_ci, quantile_ci, ratio_to_best_ci, Bootstrap, Estimate, HostStats, LatencyRecorder,
-    RunSummary, Verdict,
-};
+use tailor_core::{HostStats, LatencyRecorder, RunSummary};
+
+use crate::bootstrap::{mean_ci, quantile_ci, ratio_to_best_ci, Bootstrap, Estimate, Verdict};
 
 /// One live run: its summary and its measured latencies in arrival order.
 pub(crate) struct Run {
@@ -125,7 +125,7 @@ pub(crate) fn pooled_summary(runs: &[Run]) -> RunSummary {
 
 /// A cell's JSON line: the pooled summary plus its intervals and how many runs were
 /// repeated or flagged for noise.
-pub(crate) fn cell_json(runs: &[Run], cell: &Cell) -> anyhow::Result<serde_json::Value> {
+pub(crate) fn cell_json(runs: &[Run], cell: &Cell) -> Result<serde_json::Value, serde_json::Error> {
     let mut value = serde_json::to_value(pooled_summary(runs))?;
     let object = value
         .as_object_mut()
