@@ -7,6 +7,7 @@ mod emulate;
 mod fanout;
 mod plan;
 mod plan_eetl;
+mod plan_fm;
 mod plan_reissue;
 mod profile;
 mod progress;

@@ -13,6 +13,7 @@ mod rc;
 mod reissue;
 mod reissue_adapt;
 mod tail_control;
+mod text;
 
 pub use adaptive::{plan_adaptive, AdaptiveParams};
 pub use as2f::{
@@ -33,3 +34,6 @@ pub use reissue_adapt::{
     adapt_reissue, next_multiplier, AdaptParams, AdaptStep, AdaptedPlan, Measured, ReissueTrial,
 };
 pub use tail_control::{plan_tail_control, TailControlError, TailControlParams};
+pub use text::{
+    write_adaptive_table, write_binned_report, write_fm_table, write_tail_control_table,
+};
