@@ -7,6 +7,7 @@
 //! past them are refused up front rather than hanging a run (a rate of 1e-9 requests/s)
 //! or exhausting memory (a billion requests).
 
+use anyhow::Context;
 use clap::builder::TypedValueParser;
 use clap::error::ErrorKind;
 
@@ -201,6 +202,29 @@ pub(crate) fn ensure_duration(requests: usize, rps: f64) -> anyhow::Result<()> {
         seconds / 3600.0
     );
     Ok(())
+}
+
+/// Parses `--rps`: R, or A:B:STEP (inclusive of B, within rounding).
+pub(crate) fn parse_rps(text: &str) -> anyhow::Result<Vec<f64>> {
+    let number = |t: &str| -> anyhow::Result<f64> {
+        t.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|&v| RPS.accepts(v))
+            .with_context(|| format!("--rps {}: expected {}", clip(t), RPS.expected()))
+    };
+    let parts: Vec<&str> = text.split(':').collect();
+    match parts.as_slice() {
+        [r] => Ok(vec![number(r)?]),
+        [a, b, step] => {
+            let (a, b, step) = (number(a)?, number(b)?, number(step)?);
+            anyhow::ensure!(a <= b, "--rps: the sweep's start {a} is above its end {b}");
+            let n = ((b - a) / step + 1e-9).floor() as usize + 1;
+            anyhow::ensure!(n <= 10_000, "--rps: {n} loads is too many for one sweep");
+            Ok((0..n).map(|i| a + i as f64 * step).collect())
+        }
+        _ => anyhow::bail!("--rps: expected R or A:B:STEP, found {:?}", clip(text)),
+    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ mod scheduler;
 mod search;
 mod serve;
 mod simulate;
+mod simulate_fanout;
 mod vectors;
 
 use std::fs::File;
@@ -240,6 +241,15 @@ impl AnyPolicy {
             AnyPolicy::Threads(p) => (p.clone(), None),
             AnyPolicy::Steal(p) => (tailor_core::Policy::Seq, Some(p.clone())),
             AnyPolicy::Hetero(_) => (tailor_core::Policy::Seq, None),
+        }
+    }
+
+    /// The policy's name, as summaries give it.
+    pub(crate) fn name(&self) -> String {
+        match self {
+            AnyPolicy::Threads(p) => p.name(),
+            AnyPolicy::Steal(p) => p.name().to_string(),
+            AnyPolicy::Hetero(p) => p.name(),
         }
     }
 

@@ -16,7 +16,8 @@ use tailor_plan::{
 };
 use tailor_sim::{simulate_fanout, FanoutConfig, Select, SimConfig};
 
-use crate::simulate::{parse_noise, parse_uniform_cores, Pick};
+use crate::simulate::parse_uniform_cores;
+use crate::simulate_fanout::{parse_noise, Pick};
 use crate::{bounds, AnyPolicy, PathArg};
 
 #[derive(Debug, Args)]

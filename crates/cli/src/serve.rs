@@ -79,7 +79,7 @@ pub(crate) struct ServeArgs {
     /// Stall at random, as a noisy replica does (issue #24): exponential gaps of rate
     /// RATE_PER_S between stalls (seeded by --seed), each LENGTH_MS long, as the
     /// simulator's --noise; every request waits at its next unit boundary while one lasts.
-    #[arg(long, value_name = "RATE_PER_S:LENGTH_MS", value_parser = crate::simulate::parse_noise)]
+    #[arg(long, value_name = "RATE_PER_S:LENGTH_MS", value_parser = crate::simulate_fanout::parse_noise)]
     noise: Option<tailor_core::Noise>,
     /// Served requests whose unit times GET /profile keeps (0 keeps none and times
     /// nothing).

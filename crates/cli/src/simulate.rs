@@ -1,6 +1,5 @@
 //! `tailor simulate`: one simulated run, or a sweep of policies x loads.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -9,13 +8,12 @@ use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use rayon::prelude::*;
 use tailor_core::{
-    Arrivals, Calibration, CoreSet, Demand, DemandModel, Dissolve, HeteroPolicy, Noise, Reissue,
-    RunSummary, SpeedTrace, Speedup, StealPolicy, Tables, HETERO_POLICY_FORMS,
+    Arrivals, Calibration, CoreSet, Demand, DemandModel, Dissolve, HeteroPolicy, RunSummary,
+    SpeedTrace, Speedup, StealPolicy, Tables, HETERO_POLICY_FORMS,
 };
 use tailor_sim::{
-    simulate, simulate_fanout, simulate_hetero, simulate_steal, write_records, write_shard_records,
-    write_trace, FanoutConfig, HeteroSimConfig, Joins, Select, ShardRecord, SimConfig, SimOutput,
-    Sleep, StealSimConfig, StealSize,
+    normalize_to_ee, write_records, write_shard_records, write_sweep, write_trace, HeteroSimConfig,
+    Joins, ShardRecord, SimConfig, SimOutput, SimRun, Sleep, StealSimConfig, StealSize,
 };
 
 use crate::bounds;
@@ -165,75 +163,7 @@ pub(crate) struct SimulateArgs {
     #[arg(long, value_enum, default_value_t = StealSizeArg::HalfNow)]
     steal_size: StealSizeArg,
     #[command(flatten)]
-    fanout: FanoutArgs,
-}
-
-/// Fan-out over replicated shards (issue #24): thread-pool policies only.
-#[derive(Debug, Args)]
-pub(crate) struct FanoutArgs {
-    /// Fan each query out to S shards (one request per shard, each drawing its own work
-    /// from DEMAND); the query answers when every shard has. --rps and --requests are
-    /// then queries.
-    #[arg(long, value_parser = bounds::SHARDS)]
-    shards: Option<usize>,
-    /// Replicas of each shard, each a server of --cores cores running --policy.
-    #[arg(long, value_parser = bounds::REPLICAS, default_value_t = 1, requires = "shards")]
-    replicas: usize,
-    /// When a shard request is sent again to another replica: none, single-d:D_MS,
-    /// single-r:D_MS:Q (SingleR: with probability Q after D_MS), hedge:PERCENTILE (after
-    /// that percentile of the shard's latencies over the previous --hedge-period-s, as
-    /// `tailor fanout` hedges).
-    #[arg(long, default_value = "none", value_parser = parse_reissue, requires = "shards")]
-    reissue: Reissue,
-    /// Replica stalls: RATE_PER_S:LENGTH_MS (stall starts a Poisson process per replica).
-    #[arg(long, value_parser = parse_noise, requires = "shards")]
-    noise: Option<Noise>,
-    /// How the front end picks a shard's replica.
-    #[arg(long, value_enum, default_value_t = Pick::Random, requires = "shards")]
-    select: Pick,
-    /// Let the losing copy of a reissued request run to its end instead of cancelling it.
-    #[arg(long, requires = "shards")]
-    no_cancel: bool,
-    /// Hedging: seconds per period of each shard's latency histogram; hedges use the
-    /// previous period's percentile once it has 100 latencies (as `tailor fanout`).
-    #[arg(long, default_value_t = tailor_sim::DEFAULT_HEDGE_PERIOD_MS / 1000.0,
-          value_parser = bounds::SECONDS, requires = "shards")]
-    hedge_period_s: f64,
-}
-
-/// `--select`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Pick {
-    /// Uniformly at random.
-    Random,
-    /// The fewest requests outstanding from the front end.
-    LeastLoaded,
-}
-
-fn parse_reissue(text: &str) -> Result<Reissue, String> {
-    Reissue::parse(text).map_err(|e| e.to_string())
-}
-
-pub(crate) fn parse_noise(text: &str) -> Result<Noise, String> {
-    Noise::parse(text).map_err(|e| e.to_string())
-}
-
-impl FanoutArgs {
-    /// The fan-out of `server`, if asked for.
-    fn config(&self, server: SimConfig) -> Option<FanoutConfig> {
-        let shards = self.shards?;
-        let mut cfg = FanoutConfig::new(server, shards, self.replicas);
-        cfg.reissue = self.reissue;
-        cfg.noise = self.noise;
-        cfg.hedge_period_ms = 1000.0 * self.hedge_period_s;
-        cfg.select = match self.select {
-            Pick::Random => Select::Random,
-            Pick::LeastLoaded => Select::LeastLoaded,
-        };
-        cfg.cancel = !self.no_cancel;
-        cfg.records = cfg.server.records;
-        Some(cfg)
-    }
+    fanout: crate::simulate_fanout::FanoutArgs,
 }
 
 /// Parses `--dissolve`.
@@ -259,27 +189,6 @@ fn ensure_uniform(cores: &CoreSet, what: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Normalizes energy as the dissertation does (ch. 5, §5.3.1): to EE's energy per
-/// request at the lowest load, when the sweep has EE (per seed); otherwise the summaries
-/// keep their own baseline.
-fn normalize_to_ee(summaries: &mut [RunSummary]) {
-    let bases: Vec<(u64, f64, f64)> = summaries
-        .iter()
-        .filter(|s| s.policy == "ee")
-        .filter_map(|s| s.energy.as_ref().map(|e| (s.seed, s.rps, e.per_request)))
-        .collect();
-    for s in summaries.iter_mut() {
-        let lowest = bases
-            .iter()
-            .filter(|b| b.0 == s.seed)
-            .min_by(|a, b| a.1.total_cmp(&b.1));
-        if let (Some(&(_, rps, base)), Some(e)) = (lowest, s.energy.as_mut()) {
-            e.normalized = e.per_request / base;
-            e.baseline = format!("ee at {rps} rps");
-        }
-    }
-}
-
 /// Which engine runs a policy.
 #[derive(Debug, Clone)]
 enum Family {
@@ -289,50 +198,10 @@ enum Family {
     Fanout,
 }
 
-fn policy_name(p: &AnyPolicy) -> String {
-    match p {
-        AnyPolicy::Threads(p) => p.name(),
-        AnyPolicy::Steal(p) => p.name().to_string(),
-        AnyPolicy::Hetero(p) => p.name(),
-    }
-}
-
-/// Parses `--rps`: R, or A:B:STEP (inclusive of B, within rounding).
-pub(crate) fn parse_rps(text: &str) -> anyhow::Result<Vec<f64>> {
-    let number = |t: &str| -> anyhow::Result<f64> {
-        t.trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|&v| bounds::RPS.accepts(v))
-            .with_context(|| {
-                format!(
-                    "--rps {}: expected {}",
-                    bounds::clip(t),
-                    bounds::RPS.expected()
-                )
-            })
-    };
-    let parts: Vec<&str> = text.split(':').collect();
-    match parts.as_slice() {
-        [r] => Ok(vec![number(r)?]),
-        [a, b, step] => {
-            let (a, b, step) = (number(a)?, number(b)?, number(step)?);
-            anyhow::ensure!(a <= b, "--rps: the sweep's start {a} is above its end {b}");
-            let n = ((b - a) / step + 1e-9).floor() as usize + 1;
-            anyhow::ensure!(n <= 10_000, "--rps: {n} loads is too many for one sweep");
-            Ok((0..n).map(|i| a + i as f64 * step).collect())
-        }
-        _ => bail!(
-            "--rps: expected R or A:B:STEP, found {:?}",
-            bounds::clip(text)
-        ),
-    }
-}
-
 pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let core_set = CoreSet::parse(&args.cores)?;
     let cores = core_set.total();
-    let rps_list = parse_rps(&args.rps)?;
+    let rps_list = bounds::parse_rps(&args.rps)?;
     let tables = Tables::read(&args.tables)?;
     let policies = args
         .policies
@@ -362,7 +231,7 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let seeds: Vec<u64> = (0..args.seeds as u64)
         .map(|i| args.seed.wrapping_add(i))
         .collect();
-    let mut configs: Vec<(SimConfig, Family)> = Vec::new();
+    let mut runs: Vec<SimRun> = Vec::new();
     for policy in &policies {
         let (threads, steal) = policy.split();
         let family = match (policy, steal) {
@@ -375,7 +244,7 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
             bail!(
                 "--shards: the fan-out runs thread-pool policies (seq, fix, interval, rc, \
                  adaptive, fm), not {}",
-                policy_name(policy)
+                policy.name()
             );
         }
         for (flag, given) in [
@@ -391,18 +260,18 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
                 bail!(
                     "{flag}: modelled for the work-stealing policies (steal-first, \
                      admit-first, random-admit, tail-control), not {}",
-                    policy_name(policy)
+                    policy.name()
                 );
             }
         }
         if !matches!(family, Family::Hetero(_)) {
-            ensure_uniform(&core_set, &format!("--policy {}", policy_name(policy)))?;
+            ensure_uniform(&core_set, &format!("--policy {}", policy.name()))?;
         }
         if calibration.is_some() && !matches!(family, Family::Threads) {
             bail!(
                 "--calibration: the charged model runs the thread-pool policies (seq, fix, \
                  interval, rc, adaptive, fm) on one server, not {}{}",
-                policy_name(policy),
+                policy.name(),
                 if args.fanout.shards.is_some() {
                     " behind a fan-out (--shards)"
                 } else {
@@ -434,23 +303,43 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
                 if matches!(family, Family::Hetero(_)) {
                     cfg.capacity = Some(core_set.capacity());
                 }
-                configs.push((cfg, family.clone()));
+                runs.push(match &family {
+                    Family::Threads => SimRun::Threads(cfg),
+                    Family::Fanout => SimRun::Fanout(args.fanout.config(cfg).expect("fan-out")),
+                    Family::Steal(policy) => SimRun::Steal(StealSimConfig {
+                        base: cfg,
+                        policy: policy.clone(),
+                        unit_ms: args.unit_ms,
+                        dissolve: args.dissolve,
+                        sleep: args.wake_ms.map(|wake_ms| Sleep {
+                            spin_ms: args.spin_ms,
+                            wake_ms,
+                        }),
+                        speed: speed.clone(),
+                        joins: match args.joins {
+                            JoinsArg::Free => Joins::Free,
+                            JoinsArg::Held => Joins::Held,
+                        },
+                        steal_size: match args.steal_size {
+                            StealSizeArg::HalfNow => StealSize::HalfNow,
+                            StealSizeArg::LastSplit => StealSize::LastSplit,
+                        },
+                    }),
+                    Family::Hetero(policy) => SimRun::Hetero(HeteroSimConfig {
+                        base: cfg,
+                        cores: core_set.clone(),
+                        policy: policy.clone(),
+                        open_loop: None,
+                    }),
+                });
             }
         }
     }
-    for (cfg, family) in &configs {
-        let name = match family {
-            Family::Threads | Family::Fanout => cfg.policy.name(),
-            Family::Steal(p) => p.name().to_string(),
-            Family::Hetero(p) => p.name(),
-        };
-        match args.fanout.config(cfg.clone()) {
-            Some(fanout) => fanout.validate(),
-            None => cfg.validate(),
-        }
-        .with_context(|| format!("{name} at {} rps", cfg.rps))?;
+    for run in &runs {
+        run.validate()
+            .with_context(|| format!("{} at {} rps", run.policy_name(), run.base().rps))?;
     }
-    let single = configs.len() == 1;
+    let single = runs.len() == 1;
     if !single && (args.records.is_some() || args.trace.is_some()) {
         bail!("--records and --trace need a single run: one --policy, --rps and seed");
     }
@@ -462,53 +351,15 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
 
     let done = AtomicUsize::new(0);
     let show = interactive() && !single;
-    let outputs = configs
+    let outputs = runs
         .par_iter()
-        .map(|(cfg, family)| {
-            let mut shard_records = Vec::new();
-            let out = match family {
-                Family::Threads => simulate(cfg),
-                Family::Fanout => {
-                    simulate_fanout(&args.fanout.config(cfg.clone()).expect("fan-out")).map(|o| {
-                        shard_records = o.records;
-                        SimOutput {
-                            summary: o.summary,
-                            records: Vec::new(),
-                            trace: Vec::new(),
-                        }
-                    })
-                }
-                Family::Steal(policy) => simulate_steal(&StealSimConfig {
-                    base: cfg.clone(),
-                    policy: policy.clone(),
-                    unit_ms: args.unit_ms,
-                    dissolve: args.dissolve,
-                    sleep: args.wake_ms.map(|wake_ms| Sleep {
-                        spin_ms: args.spin_ms,
-                        wake_ms,
-                    }),
-                    speed: speed.clone(),
-                    joins: match args.joins {
-                        JoinsArg::Free => Joins::Free,
-                        JoinsArg::Held => Joins::Held,
-                    },
-                    steal_size: match args.steal_size {
-                        StealSizeArg::HalfNow => StealSize::HalfNow,
-                        StealSizeArg::LastSplit => StealSize::LastSplit,
-                    },
-                }),
-                Family::Hetero(policy) => simulate_hetero(&HeteroSimConfig {
-                    base: cfg.clone(),
-                    cores: core_set.clone(),
-                    policy: policy.clone(),
-                    open_loop: None,
-                }),
-            };
+        .map(|run| {
+            let out = run.simulate();
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
             if show {
-                eprint!("\rsimulated {n} of {} runs", configs.len());
+                eprint!("\rsimulated {n} of {} runs", runs.len());
             }
-            out.map(|o| (o, shard_records))
+            out
         })
         .collect::<Result<Vec<_>, _>>()?;
     let (outputs, shard_records): (Vec<SimOutput>, Vec<Vec<ShardRecord>>) =
@@ -535,82 +386,6 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        SummaryFormat::Table => print_sweep(&summaries, &rps_list, seeds.len(), w),
+        SummaryFormat::Table => write_sweep(&summaries, &rps_list, seeds.len(), w),
     })
-}
-
-/// The policy x load table of p99 and mean latency, each the median over the seeds.
-pub(crate) fn print_sweep(
-    summaries: &[RunSummary],
-    rps_list: &[f64],
-    seeds: usize,
-    w: &mut dyn Write,
-) -> std::io::Result<()> {
-    let mut policies: Vec<&str> = Vec::new();
-    for s in summaries {
-        if !policies.contains(&s.policy.as_str()) {
-            policies.push(&s.policy);
-        }
-    }
-    let width = policies.iter().map(|p| p.len()).max().unwrap_or(6).max(6);
-    for (title, pick) in [
-        (
-            "p99 latency (ms)",
-            (|s: &RunSummary| s.latency_ms.p99) as fn(&RunSummary) -> f64,
-        ),
-        ("mean latency (ms)", |s| s.latency_ms.mean),
-        ("target misses (%)", |s| {
-            s.miss_ratio.map_or(f64::NAN, |m| 100.0 * m)
-        }),
-        ("energy per request (model units)", |s| {
-            s.energy.as_ref().map_or(f64::NAN, |e| e.per_request)
-        }),
-    ] {
-        if title.starts_with("target") && summaries.iter().all(|s| s.miss_ratio.is_none()) {
-            continue;
-        }
-        if title.starts_with("energy") && summaries.iter().all(|s| s.energy.is_none()) {
-            continue;
-        }
-        if seeds > 1 {
-            writeln!(w, "{title}, median of {seeds} seeds")?;
-        } else {
-            writeln!(w, "{title}")?;
-        }
-        write!(w, "{:>8}", "rps")?;
-        for p in &policies {
-            write!(w, "  {p:>width$}")?;
-        }
-        writeln!(w)?;
-        for &rps in rps_list {
-            write!(w, "{rps:>8.1}")?;
-            for p in &policies {
-                let cell = median(
-                    summaries
-                        .iter()
-                        .filter(|s| s.policy == *p && s.rps == rps)
-                        .map(pick)
-                        .collect(),
-                );
-                write!(w, "  {cell:>width$.1}")?;
-            }
-            writeln!(w)?;
-        }
-        writeln!(w)?;
-    }
-    Ok(())
-}
-
-/// The median (the mean of the middle two for an even count); NaN for none.
-fn median(mut values: Vec<f64>) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
 }

@@ -67,6 +67,7 @@ mod rayon_pool;
 mod report;
 mod seq_run;
 mod steal;
+mod sweep;
 mod threads;
 mod time;
 
@@ -79,5 +80,6 @@ pub use pool::{simulate_pool, PoolModel, PoolSimConfig, UnitRequest};
 pub use report::{write_records, write_trace, RequestRecord, SimOutput, TracePoint};
 pub use seq_run::seq_mean_latency;
 pub use steal::{simulate_steal, Sleep, StealSimConfig};
+pub use sweep::{normalize_to_ee, write_sweep, SimRun};
 pub use tailor_core::{write_shard_records, ShardRecord};
 pub use time::SimTime;
