@@ -5,6 +5,7 @@ mod calibrate;
 mod demo;
 mod emulate;
 mod fanout;
+mod load;
 mod plan;
 mod plan_eetl;
 mod plan_fm;
@@ -57,7 +58,7 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Load a `tailor serve` or `tailor fanout` with open-loop HTTP requests and print
     /// the run summary.
-    Load(serve::LoadArgs),
+    Load(load::LoadArgs),
     /// Front end over sharded, replicated `tailor serve`s: fan each query out to one
     /// replica per shard, with reissue policies (SingleR, SingleD, hedging).
     Fanout(fanout::FanoutArgs),
@@ -87,7 +88,7 @@ fn main() -> ExitCode {
             init_logs();
             fanout::fanout(args)
         }
-        Command::Load(args) => serve::load(args),
+        Command::Load(args) => load::load(args),
         Command::Emulate(args) => emulate::run(args),
         Command::Vectors(cmd) => vectors::run(cmd),
     };
