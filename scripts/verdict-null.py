@@ -16,7 +16,7 @@ peer's:
   pairwise-paired  the same with a round's runs resampled together;
   pairwise-widened pairwise, each interval widened for the few rounds its spread
                    between rounds rests on (the demo's method since 2026-11-25
-                   evening; crates/core/src/bootstrap.rs): the log ratio's variance V
+                   evening; crates/eval/src/bootstrap.rs): the log ratio's variance V
                    from the two-stage resamples, W from resamples with the rounds kept,
                    B = (V - W) R / (R - 1); Satterthwaite's degrees of freedom
                    (R - 1) ((W + B) / B)^2; the ends moved away from the estimate, on a
