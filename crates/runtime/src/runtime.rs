@@ -344,6 +344,11 @@ impl Runtime {
         self.shared.policy.load_full()
     }
 
+    /// The self-scheduling quantum in ms, fixed at start ([`RuntimeConfig::quantum_ms`]).
+    pub fn quantum_ms(&self) -> f64 {
+        self.shared.config.quantum_ms
+    }
+
     /// Swaps in `policy` for every decision from now on: requests running keep their
     /// threads and take the new policy's decisions at their next quantum. This goes beyond
     /// the FM paper, whose table is planned offline once (issue 41's re-planning). The new

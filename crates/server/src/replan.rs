@@ -17,9 +17,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tailor_core::{
-    Arrivals, Calibration, Demand, DemandModel, DemandProfile, IntervalTable, Policy, Units,
-};
+use tailor_core::{Arrivals, Calibration, Demand, DemandModel, IntervalTable, Policy, Units};
 use tailor_plan::{ladder, plan_fm, FmDefaults, FmParams, FmProblem};
 use tailor_runtime::{Runtime, ServedRequest};
 use tailor_sim::{simulate, SimConfig};
@@ -127,20 +125,22 @@ impl std::fmt::Display for ReplanOutcome {
 }
 
 /// Plans a table for `served` in place of `old` on `cores` cores, and simulates both at
-/// `rps` (clamped to [`GUARD_LOADS`] of capacity; half of capacity when `None`). The
-/// grid step is a multiple of the old one, which the runtime's quantum was set from.
+/// `rps` (clamped to [`GUARD_LOADS`] of capacity; half of capacity when `None`) with the
+/// runtime's self-scheduling quantum `quantum_ms`. The grid step is the profile's default
+/// rounded up to a multiple of the quantum, which does not change while the runtime runs.
 pub fn plan_from_served(
     served: &[ServedRequest],
     old: &Arc<IntervalTable>,
     cores: usize,
+    quantum_ms: f64,
     rps: Option<f64>,
 ) -> Result<Replanned, String> {
     let started = Instant::now();
     let n = old.max_degree.max(1);
     let profile = served_profile(served, n)?.ok_or("nothing served yet")?;
     let defaults = FmDefaults::for_profile(&profile, cores, n);
-    let old_step = old.step_ms.max(f64::MIN_POSITIVE);
-    let step_ms = old_step * (defaults.step_ms / old_step - 1e-9).ceil().max(1.0);
+    let quantum = quantum_ms.max(1e-3);
+    let step_ms = quantum * (defaults.step_ms / quantum - 1e-9).ceil().max(1.0);
     let longest = profile
         .requests()
         .iter()
@@ -173,8 +173,13 @@ pub fn plan_from_served(
     let guard_rps = rps
         .unwrap_or(0.5 * capacity)
         .clamp(GUARD_LOADS.0 * capacity, GUARD_LOADS.1 * capacity);
-    let p99 =
-        |table: &Arc<IntervalTable>| simulated_p99(&profile, &demand, table, cores, guard_rps);
+    // The guard cuts each simulated request into the served requests' median unit count.
+    let mut counts: Vec<usize> = served.iter().map(|r| r.units_ms.len().max(1)).collect();
+    counts.sort_unstable();
+    let units = Units::Count(counts[counts.len() / 2]);
+    let p99 = |table: &Arc<IntervalTable>| {
+        simulated_p99(&demand, table, cores, (quantum, units), guard_rps)
+    };
     let (old_p99_ms, new_p99_ms) = (p99(old)?, p99(&table)?);
     Ok(Replanned {
         table,
@@ -189,15 +194,15 @@ pub fn plan_from_served(
 }
 
 /// FM's p99 with `table` under the charged model without a calibration (units and
-/// merges only, as `tailor plan fm`'s check), seeded alike for every table.
+/// merges only, as `tailor plan fm`'s check), seeded alike for every table, at the
+/// runtime's quantum with requests cut into `units`.
 fn simulated_p99(
-    profile: &DemandProfile,
     demand: &DemandModel,
     table: &Arc<IntervalTable>,
     cores: usize,
+    (quantum_ms, units): (f64, Units),
     rps: f64,
 ) -> Result<f64, String> {
-    let units = Units::Count(profile.max_degree().max(1));
     let mut cfg = SimConfig::new(
         cores,
         Policy::Fm {
@@ -210,7 +215,7 @@ fn simulated_p99(
         GUARD_REQUESTS,
         1,
     );
-    cfg.quantum_ms = table.step_ms.min(5.0);
+    cfg.quantum_ms = quantum_ms;
     cfg.calibration = Some(Arc::new(Calibration::ideal(cores, units)));
     Ok(simulate(&cfg)
         .map_err(|e| e.to_string())?
@@ -239,7 +244,7 @@ pub fn replan_once(
             min_requests.max(1)
         ));
     }
-    let planned = match plan_from_served(&served, old, cores, rps) {
+    let planned = match plan_from_served(&served, old, cores, runtime.quantum_ms(), rps) {
         Ok(p) => p,
         Err(e) => return ReplanOutcome::Skipped(format!("planning failed: {e}")),
     };
@@ -260,8 +265,10 @@ pub fn replan_once(
 }
 
 /// Whether two tables decide alike for requests of at most `longest_ms` of work: the same
-/// admissions and waits v0 at every load, and the same times of each degree change up to
-/// `longest_ms` (a change no request reaches is no change).
+/// admissions at every load; the same wait v0 (clipped at `longest_ms`) where a row
+/// admits at once, since on an admit-on-exit row v0 is only the grid's y standing in for
+/// "wait for an exit"; and the same times of each degree change up to `longest_ms` (a
+/// change no request reaches is no change).
 fn same_schedules(a: &IntervalTable, b: &IntervalTable, longest_ms: f64) -> bool {
     let changes = |v: &[f64]| -> Vec<f64> {
         v.iter()
@@ -272,15 +279,13 @@ fn same_schedules(a: &IntervalTable, b: &IntervalTable, longest_ms: f64) -> bool
             })
             .collect()
     };
+    let wait = |v: &[f64]| v.first().copied().unwrap_or(0.0).min(longest_ms);
     a.max_degree == b.max_degree
         && a.rows.len() == b.rows.len()
         && a.rows.iter().zip(&b.rows).all(|(x, y)| {
             let (cx, cy) = (changes(&x.intervals_ms), changes(&y.intervals_ms));
             x.admit_on_exit == y.admit_on_exit
-                && (x.intervals_ms.first().copied().unwrap_or(0.0)
-                    - y.intervals_ms.first().copied().unwrap_or(0.0))
-                .abs()
-                    < 1e-9
+                && (x.admit_on_exit || (wait(&x.intervals_ms) - wait(&y.intervals_ms)).abs() < 1e-9)
                 && cx.len() == cy.len()
                 && cx.iter().zip(&cy).all(|(u, v)| (u - v).abs() < 1e-9)
         })
@@ -334,7 +339,7 @@ mod tests {
         // of 0.1 ms rounds it up to 0.3.
         let works: Vec<f64> = (1..=30).map(f64::from).collect();
         let old = table(2.0, 0.1);
-        let p = plan_from_served(&served(&works, 4), &old, 2, Some(30.0)).unwrap();
+        let p = plan_from_served(&served(&works, 4), &old, 2, old.step_ms, Some(30.0)).unwrap();
         assert_eq!(p.table.max_degree, 2);
         assert_eq!(p.table.rows.len(), 4);
         assert_eq!(p.table.percentile, 0.99);
@@ -345,7 +350,7 @@ mod tests {
         // Longer work coarsens the grid to an exact multiple of the old step: 40 ms wants
         // 0.5 ms, five steps of 0.1.
         let longer: Vec<f64> = (1..=40).map(f64::from).collect();
-        let p = plan_from_served(&served(&longer, 4), &old, 2, Some(30.0)).unwrap();
+        let p = plan_from_served(&served(&longer, 4), &old, 2, old.step_ms, Some(30.0)).unwrap();
         assert!((p.table.step_ms - 0.5).abs() < 1e-9, "{}", p.table.step_ms);
         assert!(p.old_p99_ms > 0.0 && p.new_p99_ms > 0.0);
     }
@@ -355,11 +360,11 @@ mod tests {
         let works = vec![10.0; 50];
         let old = table(5.0, 0.25);
         // Capacity: 2 cores at 10 ms, 200/s.
-        let idle = plan_from_served(&served(&works, 2), &old, 2, Some(0.0)).unwrap();
+        let idle = plan_from_served(&served(&works, 2), &old, 2, 0.25, Some(0.0)).unwrap();
         assert!((idle.guard_rps - 10.0).abs() < 1e-9, "{}", idle.guard_rps);
-        let over = plan_from_served(&served(&works, 2), &old, 2, Some(1e6)).unwrap();
+        let over = plan_from_served(&served(&works, 2), &old, 2, 0.25, Some(1e6)).unwrap();
         assert!((over.guard_rps - 180.0).abs() < 1e-9, "{}", over.guard_rps);
-        let unknown = plan_from_served(&served(&works, 2), &old, 2, None).unwrap();
+        let unknown = plan_from_served(&served(&works, 2), &old, 2, 0.25, None).unwrap();
         assert!((unknown.guard_rps - 100.0).abs() < 1e-9);
     }
 
@@ -420,6 +425,26 @@ mod tests {
         assert!(same_schedules(now, now, 1e9) && !same_schedules(now, &old, 1e9));
         // A degree change past the longest request is no change.
         assert!(same_schedules(&table(5.0, 0.25), &table(8.0, 0.25), 5.0));
+        // On admit-on-exit rows v0 is y's stand-in: a new y is no change; where a row
+        // admits at once, a longer wait is.
+        let on_exit = |v0: f64| {
+            let mut t = (*table(1.0, 0.25)).clone();
+            for row in &mut t.rows {
+                row.intervals_ms[0] = v0;
+                row.admit_on_exit = true;
+            }
+            t
+        };
+        assert!(same_schedules(&on_exit(30.0), &on_exit(60.0), 100.0));
+        let mut waits = on_exit(30.0);
+        waits.rows.iter_mut().for_each(|r| r.admit_on_exit = false);
+        let mut longer = waits.clone();
+        longer
+            .rows
+            .iter_mut()
+            .for_each(|r| r.intervals_ms[0] = 60.0);
+        assert!(!same_schedules(&waits, &longer, 100.0));
+        assert!(same_schedules(&waits, &longer, 20.0));
         assert!(!same_schedules(&table(5.0, 0.25), &table(8.0, 0.25), 10.0));
         // The same window planned again gives the same schedules: nothing to swap.
         let again = replan_once(&rt, 2, 50, Some(100.0));
@@ -436,7 +461,7 @@ mod tests {
 
     #[test]
     fn nothing_served_is_an_error_not_a_panic() {
-        let e = plan_from_served(&[], &table(1.0, 0.25), 2, None).unwrap_err();
+        let e = plan_from_served(&[], &table(1.0, 0.25), 2, 0.25, None).unwrap_err();
         assert!(e.contains("nothing served"), "{e}");
     }
 }
