@@ -86,9 +86,16 @@ fn the_demo_prints_cells_with_intervals_projections_and_a_verdict() {
         assert!(p99 >= low * 0.99 && p99 <= high * 1.01, "{cell}");
         assert_eq!(cell["rounds"], 2);
         assert!(cell["rps"].as_f64().unwrap() > 0.0);
-        // The simulator's p99 at the same cores and rate, for the model check.
-        assert!(cell["sim_p99_ms"].as_f64().unwrap() > 0.0, "{cell}");
+        // The simulator's p99 at the same cores and rate, for the model check; null where
+        // the model, fed the service times this (possibly busy) machine measured, is
+        // overloaded at that rate.
+        let sim = &cell["sim_p99_ms"];
+        assert!(sim.is_null() || sim.as_f64().unwrap() > 0.0, "{cell}");
     }
+    assert!(
+        live.iter().any(|c| c["sim_p99_ms"].as_f64().is_some()),
+        "no live cell has the simulator's p99 beside it"
+    );
     // The projection: every policy at every load, at 16 and 64 cores.
     for cores in [16, 64] {
         let at: Vec<_> = sim.iter().filter(|v| v["cores"] == cores).collect();
