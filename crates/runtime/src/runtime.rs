@@ -200,6 +200,23 @@ pub(crate) struct Shared {
 
 /// A running tailor runtime. Submit requests with [`Runtime::submit`]; stop it with
 /// [`Runtime::shutdown`] (dropping it drains).
+///
+/// ```
+/// use tailor_runtime::{job_fn, Policy, Runtime, RuntimeConfig, Shutdown};
+///
+/// let runtime = Runtime::start(RuntimeConfig::new(2, Policy::Fix { degree: 2 })).unwrap();
+/// let job = job_fn(2, |unit| unit + 1, |parts: Vec<usize>| parts.iter().sum::<usize>());
+/// let done = runtime.submit(job).unwrap().wait().unwrap();
+/// assert_eq!(done.output, 3);
+/// assert!(done.timing.max_degree <= 2);
+/// // The served request's parts, the raw material of a live profile.
+/// assert_eq!(runtime.served().len(), 1);
+/// // Another policy of the same kind may be swapped in while running, but none that
+/// // needs more threads than the pool was sized for.
+/// assert!(runtime.set_policy(Policy::Fix { degree: 1 }).is_ok());
+/// assert!(runtime.set_policy(Policy::Fix { degree: 4 }).is_err());
+/// runtime.shutdown(Shutdown::Drain);
+/// ```
 pub struct Runtime {
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,

@@ -17,6 +17,29 @@ use tailor_core::Job;
 /// A search of `query` over `searcher`'s segments with `collector`; its output is the
 /// collector's merged fruit, as `Searcher::search` would return it. The query's weight is
 /// built once, by the first thread to need it, and shared by the request's threads.
+///
+/// ```
+/// use tailor_runtime::{Policy, Runtime, RuntimeConfig};
+/// use tailor_workloads::search::CollectorJob;
+/// use tantivy::collector::Count;
+/// use tantivy::query::TermQuery;
+/// use tantivy::schema::{IndexRecordOption, Schema, TEXT};
+/// use tantivy::{doc, Index, Term};
+///
+/// let mut schema = Schema::builder();
+/// let body = schema.add_text_field("body", TEXT);
+/// let index = Index::create_in_ram(schema.build());
+/// let mut writer = index.writer_with_num_threads(1, 15_000_000).unwrap();
+/// for words in ["red fox", "red hen", "blue jay"] {
+///     writer.add_document(doc!(body => words)).unwrap();
+///     writer.commit().unwrap(); // one segment each: three units
+/// }
+/// let searcher = index.reader().unwrap().searcher();
+/// let query = TermQuery::new(Term::from_field_text(body, "red"), IndexRecordOption::Basic);
+/// let runtime = Runtime::start(RuntimeConfig::new(2, Policy::Fix { degree: 2 })).unwrap();
+/// let job = CollectorJob::new(searcher, Box::new(query), Count);
+/// assert_eq!(runtime.submit(job).unwrap().wait().unwrap().output, Ok(2));
+/// ```
 pub struct CollectorJob<C: Collector> {
     searcher: Searcher,
     query: Box<dyn Query>,
