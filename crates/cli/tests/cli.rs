@@ -601,7 +601,14 @@ fn a_second_sigterm_exits_at_once() {
         body.len()
     )
     .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Wait until the request runs (a busy machine may take a while to accept it): with
+    // nothing in flight the first signal's drain would end the server at once, with 0.
+    let waiting = std::time::Instant::now();
+    while !http_get(&addr, "/metrics").contains("\ntailor_load 1")
+        && waiting.elapsed() < std::time::Duration::from_secs(20)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     let started = std::time::Instant::now();
     signal(&server, "-TERM");
     std::thread::sleep(std::time::Duration::from_millis(200));
