@@ -11,6 +11,7 @@ mod control;
 mod csvfile;
 mod demand;
 mod distribution;
+mod dvfs;
 mod epochs;
 mod error;
 mod guard;
@@ -41,6 +42,7 @@ pub use control::{
 };
 pub use demand::{lognormal_params, Demand, DemandModel, RequestDemand};
 pub use distribution::{Bin, BinnedDistribution, PROBABILITY_TOLERANCE};
+pub use dvfs::{DvfsCores, PStates, MAX_PSTATES};
 pub use epochs::{ThresholdControl, LOAD_WINDOW};
 pub use error::{clip, Location, ReadError, ReadErrorKind, SpecError, QUOTE_CHARS};
 pub use guard::{helpers_granted, start_threads};
