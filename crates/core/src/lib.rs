@@ -14,6 +14,7 @@ mod distribution;
 mod dvfs;
 mod epochs;
 mod error;
+mod governor;
 mod guard;
 mod hetero;
 mod job;
@@ -45,6 +46,10 @@ pub use distribution::{Bin, BinnedDistribution, PROBABILITY_TOLERANCE};
 pub use dvfs::{DvfsCores, PStates, MAX_PSTATES};
 pub use epochs::{ThresholdControl, LOAD_WINDOW};
 pub use error::{clip, Location, ReadError, ReadErrorKind, SpecError, QUOTE_CHARS};
+pub use governor::{
+    pelt, pstate_for_age, schedutil_decide, schedutil_target, PELT_HALF_LIFE_MS,
+    SCHEDUTIL_HEADROOM, SCHEDUTIL_RATE_LIMIT_MS,
+};
 pub use guard::{helpers_granted, start_threads};
 pub use hetero::{
     as2f_moves, dynamic_power, CoreSet, CoreType, Move, Placed, AGE_TOLERANCE_MS, MAX_CORES,
