@@ -10,7 +10,7 @@
 //! in one place.
 
 use crate::error::SpecError;
-use crate::hetero::{CoreType, STATIC_SHARE};
+use crate::hetero::{energy_of, CoreType, STATIC_SHARE};
 
 /// The most P-states a table may have.
 pub const MAX_PSTATES: usize = 16;
@@ -99,11 +99,7 @@ impl DvfsCores {
 
     /// Energy of a run from its busy core-ms in each state.
     pub fn energy(&self, busy_ms: &[f64]) -> f64 {
-        busy_ms
-            .iter()
-            .enumerate()
-            .map(|(k, b)| self.busy_power(k) * b)
-            .sum()
+        energy_of(busy_ms, |k| self.busy_power(k))
     }
 
     /// Work-ms per ms with every core at the top state.

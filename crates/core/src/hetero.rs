@@ -26,6 +26,15 @@ pub fn dynamic_power(speed: f64) -> f64 {
     speed * speed * speed
 }
 
+/// Energy from busy core-ms per kind (core type or P-state) and each kind's busy power.
+pub(crate) fn energy_of(busy_ms: &[f64], busy_power: impl Fn(usize) -> f64) -> f64 {
+    busy_ms
+        .iter()
+        .enumerate()
+        .map(|(k, b)| busy_power(k) * b)
+        .sum()
+}
+
 /// One kind of core: its speed (work-ms done per ms; the slowest type of Table 5.3 is 1)
 /// and peak dynamic power (a speed-1 core's is 1 per ms).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -168,11 +177,7 @@ impl CoreSet {
     /// Energy of a run, in model units (a speed-1 core busy for 1 ms uses 1 of dynamic
     /// energy): each type's busy core-ms times its [`busy_power`](Self::busy_power).
     pub fn energy(&self, busy_ms: &[f64]) -> f64 {
-        busy_ms
-            .iter()
-            .enumerate()
-            .map(|(k, b)| self.busy_power(k) * b)
-            .sum()
+        energy_of(busy_ms, |k| self.busy_power(k))
     }
 
     /// The dynamic part of [`energy`](Self::energy).
