@@ -198,6 +198,7 @@ pub(crate) fn eetl(args: EetlArgs) -> anyhow::Result<()> {
         target_ms: args.target_ms,
         setpoint_ms: args.target_ms * (1.0 - args.margin),
         cores: cores.spec(),
+        pstates: None,
         thresholds_ms: low.thresholds,
         z_max: 1.0,
         window: args.window,

@@ -59,8 +59,12 @@ pub struct EetlPlan {
     /// The p99 the controller steers each window to, ms: the target less a margin, so
     /// that the tail over many windows stays within the target.
     pub setpoint_ms: f64,
-    /// The cores planned for, as `COUNT@SPEED,...`.
+    /// The cores planned for, as `COUNT@SPEED,...`, or a count of DVFS cores.
     pub cores: String,
+    /// For DVFS cores (`plan eetl --pstates`): their P-states, `S:P,...` slowest first;
+    /// the thresholds are then one per faster state. Absent for core types.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pstates: Option<String>,
     /// t*: the low-load thresholds (Fig. 5.3), one per faster core type, ms.
     pub thresholds_ms: Vec<f64>,
     /// The largest z the controller may set.
@@ -139,6 +143,21 @@ impl EetlPlan {
                 return Err(invalid(
                     format!("thresholds_ms[{i}]"),
                     "thresholds must not decrease".into(),
+                ));
+            }
+        }
+        if let Some(spec) = &plan.pstates {
+            let states = crate::PStates::parse(spec)
+                .map_err(|e| invalid("pstates".into(), e.to_string()))?;
+            if states.states().len() != plan.thresholds_ms.len() + 1 {
+                return Err(invalid(
+                    "thresholds_ms".into(),
+                    format!(
+                        "{} P-states need {} thresholds, found {}",
+                        states.states().len(),
+                        states.states().len() - 1,
+                        plan.thresholds_ms.len()
+                    ),
                 ));
             }
         }
@@ -370,6 +389,7 @@ mod tests {
             target_ms: 100.0,
             setpoint_ms: 100.0,
             cores: "8@1,1@2".into(),
+            pstates: None,
             thresholds_ms: vec![40.0],
             z_max: 1.0,
             window: 2000,

@@ -4,11 +4,17 @@
 //! asymmetric-core model is (dissertation, Ch. 5, §5.2.5): dynamic power follows V²f and
 //! is about cubic in speed. Here every core can take any P-state, so the chip's peak is
 //! `count` cores at the top state, and its static power is [`STATIC_SHARE`] of that peak,
-//! charged, as for asymmetric cores, only while a core is busy. That static rule is an
-//! open question of issue 42 (a DVFS chip of N big cores has more static power than an
-//! asymmetric chip of N - 1 small and one big); it is stated here so that it can change
-//! in one place.
+//! charged, as for asymmetric cores, only while a core is busy.
+//!
+//! How a core's share of that static power moves with its P-state is a modelling choice
+//! ([`StaticRule`]): `fixed` (the default) keeps it, as the asymmetric-core model gives
+//! every core the same share whatever its size; `voltage` scales it with the state's
+//! voltage, taken as proportional to speed (leakage power is V × leakage current).
+//! docs/dvfs.md shows why the choice decides the DVFS-against-asymmetric comparison.
 
+use std::sync::Arc;
+
+use crate::control::EetlPlan;
 use crate::error::SpecError;
 use crate::hetero::{energy_of, CoreType, STATIC_SHARE};
 
@@ -73,6 +79,56 @@ impl PStates {
     pub fn top(&self) -> CoreType {
         *self.states.last().expect("a table has at least one state")
     }
+
+    /// The canonical `S:P,...` form, slowest first: what plan files store and compare.
+    pub fn spec(&self) -> String {
+        self.states
+            .iter()
+            .map(|s| format!("{}:{}", s.speed, s.power))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// The states' speeds, slowest first.
+    pub fn speeds(&self) -> Vec<f64> {
+        self.states.iter().map(|s| s.speed).collect()
+    }
+}
+
+/// How a busy core's share of the chip's static power depends on its P-state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StaticRule {
+    /// The same share in every state, as every core type gets the same share on
+    /// asymmetric cores (`CoreSet::busy_power`): the literal "as in the AS2F model".
+    #[default]
+    Fixed,
+    /// The share times the state's speed over the top's: leakage power is voltage times
+    /// leakage current, and voltage is taken to track frequency (the same assumption
+    /// that makes dynamic power cubic).
+    Voltage,
+}
+
+impl StaticRule {
+    /// Parses `fixed` or `voltage` (`--static-power`).
+    pub fn parse(text: &str) -> Result<StaticRule, SpecError> {
+        match text {
+            "fixed" => Ok(StaticRule::Fixed),
+            "voltage" => Ok(StaticRule::Voltage),
+            _ => Err(SpecError::syntax(
+                "--static-power",
+                text,
+                "expected fixed or voltage",
+            )),
+        }
+    }
+
+    /// The rule's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            StaticRule::Fixed => "fixed",
+            StaticRule::Voltage => "voltage",
+        }
+    }
 }
 
 /// `count` cores that each take any of `pstates`.
@@ -82,19 +138,49 @@ pub struct DvfsCores {
     pub count: usize,
     /// The states each may take.
     pub pstates: PStates,
+    /// How static power follows the state.
+    pub static_rule: StaticRule,
 }
 
 impl DvfsCores {
+    /// `count` cores of `pstates` under the default static rule.
+    pub fn new(count: usize, pstates: PStates) -> DvfsCores {
+        DvfsCores {
+            count,
+            pstates,
+            static_rule: StaticRule::default(),
+        }
+    }
+
     /// The chip's static power: [`STATIC_SHARE`] of its peak, every core at the top state.
     pub fn static_power(&self) -> f64 {
         let dynamic = self.count as f64 * self.pstates.top().power;
         dynamic * STATIC_SHARE / (1.0 - STATIC_SHARE)
     }
 
-    /// Power of a busy core in state `k`: the state's dynamic power and an equal share of
-    /// the static power (idle cores power-gated, as `CoreSet::busy_power`).
+    /// Power of a busy core in state `k`: the state's dynamic power and its share of the
+    /// static power (an equal share under [`StaticRule::Fixed`]; idle cores are
+    /// power-gated, as `CoreSet::busy_power`).
     pub fn busy_power(&self, k: usize) -> f64 {
-        self.pstates.states[k].power + self.static_power() / self.count.max(1) as f64
+        let state = self.pstates.states[k];
+        let share = self.static_power() / self.count.max(1) as f64;
+        let scale = match self.static_rule {
+            StaticRule::Fixed => 1.0,
+            StaticRule::Voltage => state.speed / self.pstates.top().speed,
+        };
+        state.power + share * scale
+    }
+
+    /// The least energy per unit of work any state gives, over the top state's: a floor
+    /// on what slowing down can save against running at the top (the acceptance's "at
+    /// most 0.6x `max`" is checked against it in docs/dvfs.md).
+    pub fn energy_floor(&self) -> f64 {
+        let per_work = |k: usize| self.busy_power(k) / self.pstates.states[k].speed;
+        let top = per_work(self.pstates.states.len() - 1);
+        (0..self.pstates.states.len())
+            .map(per_work)
+            .fold(f64::INFINITY, f64::min)
+            / top
     }
 
     /// Energy of a run from its busy core-ms in each state.
@@ -115,6 +201,148 @@ impl DvfsCores {
             .map(|k| self.busy_power(k) / self.pstates.states[k].speed)
             .collect();
         per_work.windows(2).all(|w| w[0] < w[1])
+    }
+}
+
+/// Whether a DVFS policy sets each core's state or one state for the whole chip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Each core its own state (a per-core voltage regulator).
+    PerCore,
+    /// One state for every core (one clock domain).
+    AllCore,
+}
+
+/// A DVFS policy by its `POLICY` name (shared/spec/cli.md, §DVFS).
+#[derive(Debug, Clone, PartialEq)]
+pub enum DvfsPolicy {
+    /// `eetl-dvfs:TARGET_MS`: a request starts at the slowest state and its core steps up
+    /// a state each time its age passes a threshold z · t*, z set by EETL's controller
+    /// (needs `--table` from `tailor plan eetl --pstates`).
+    EetlDvfs(Arc<EetlPlan>),
+    /// `tl-dvfs`: every threshold 0, so every request runs at the top state.
+    TlDvfs,
+    /// `s2f-dvfs:T1[:T2...]`: fixed age thresholds, one per faster state.
+    Fixed(Vec<f64>),
+    /// `pegasus:TARGET_MS`: one state for the chip, set by Pegasus's feedback on the
+    /// measured tail (Lo et al., ISCA 2014).
+    Pegasus(f64),
+    /// `schedutil`: one state for the chip, 1.25 × top × PELT utilization.
+    Schedutil,
+    /// `max`: always the top state.
+    Max,
+}
+
+/// The names and forms [`DvfsPolicy::parse`] accepts.
+pub const DVFS_POLICY_FORMS: &str =
+    "eetl-dvfs:TARGET_MS, tl-dvfs, s2f-dvfs:T1[:T2...], pegasus:TARGET_MS, schedutil, max";
+
+impl DvfsPolicy {
+    /// Whether `spec` names a DVFS policy.
+    pub fn is_dvfs_policy(spec: &str) -> bool {
+        matches!(spec, "tl-dvfs" | "schedutil" | "max")
+            || ["eetl-dvfs", "s2f-dvfs", "pegasus"]
+                .iter()
+                .any(|p| spec.split(':').next() == Some(p))
+    }
+
+    /// Parses a policy; `eetl-dvfs` takes `plan` (from `--table`), which must be for
+    /// P-states and for the same target.
+    pub fn parse(spec: &str, plan: Option<&Arc<EetlPlan>>) -> Result<DvfsPolicy, SpecError> {
+        let bad = |reason: String| SpecError::syntax("policy", spec, reason);
+        let ms = |text: &str, what: &str| -> Result<f64, SpecError> {
+            text.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| bad(format!("{what} {text:?} must be a number of ms, 0 or more")))
+        };
+        let target = |text: &str| -> Result<f64, SpecError> {
+            let t = ms(text, "target")?;
+            if t > 0.0 {
+                Ok(t)
+            } else {
+                Err(bad("the target must be above 0 ms".into()))
+            }
+        };
+        Ok(match spec.split_once(':') {
+            None => match spec {
+                "tl-dvfs" => DvfsPolicy::TlDvfs,
+                "schedutil" => DvfsPolicy::Schedutil,
+                "max" => DvfsPolicy::Max,
+                "eetl-dvfs" | "pegasus" => {
+                    return Err(bad(format!("needs a target: {spec}:TARGET_MS")))
+                }
+                _ => return Err(bad(format!("expected one of {DVFS_POLICY_FORMS}"))),
+            },
+            Some(("eetl-dvfs", t)) => {
+                let t = target(t)?;
+                let plan = plan.cloned().ok_or_else(|| {
+                    bad("needs --table FILE from `tailor plan eetl --pstates`".into())
+                })?;
+                if plan.pstates.is_none() {
+                    return Err(bad(
+                        "the table was planned for core types, not P-states; plan one with                          `tailor plan eetl --pstates`"
+                            .into(),
+                    ));
+                }
+                if (plan.target_ms - t).abs() > 1e-9 * t.max(1.0) {
+                    return Err(bad(format!(
+                        "the table was planned for a {} ms target, not {t} ms; plan one for this target",
+                        plan.target_ms
+                    )));
+                }
+                DvfsPolicy::EetlDvfs(plan)
+            }
+            Some(("pegasus", t)) => DvfsPolicy::Pegasus(target(t)?),
+            Some(("s2f-dvfs", list)) => {
+                let t = list
+                    .split(':')
+                    .map(|x| ms(x, "threshold"))
+                    .collect::<Result<Vec<_>, _>>()?;
+                if t.windows(2).any(|w| w[1] < w[0]) {
+                    return Err(bad("thresholds must not decrease".into()));
+                }
+                DvfsPolicy::Fixed(t)
+            }
+            _ => return Err(bad(format!("expected one of {DVFS_POLICY_FORMS}"))),
+        })
+    }
+
+    /// The policy's name for summaries.
+    pub fn name(&self) -> String {
+        match self {
+            DvfsPolicy::EetlDvfs(p) => format!("eetl-dvfs:{}", p.target_ms),
+            DvfsPolicy::TlDvfs => "tl-dvfs".into(),
+            DvfsPolicy::Fixed(t) => format!(
+                "s2f-dvfs:{}",
+                t.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(":")
+            ),
+            DvfsPolicy::Pegasus(t) => format!("pegasus:{t}"),
+            DvfsPolicy::Schedutil => "schedutil".into(),
+            DvfsPolicy::Max => "max".into(),
+        }
+    }
+
+    /// Per-core or all-core control.
+    pub fn scope(&self) -> Scope {
+        match self {
+            DvfsPolicy::Pegasus(_) | DvfsPolicy::Schedutil => Scope::AllCore,
+            _ => Scope::PerCore,
+        }
+    }
+
+    /// The slow-to-fast policy whose thresholds drive this one's per-core states
+    /// ([`crate::ThresholdControl`]), for `eetl-dvfs`, `tl-dvfs` and `s2f-dvfs`.
+    pub fn thresholds_policy(&self) -> Option<crate::HeteroPolicy> {
+        match self {
+            DvfsPolicy::EetlDvfs(plan) => Some(crate::HeteroPolicy::Eetl(plan.clone())),
+            DvfsPolicy::TlDvfs => Some(crate::HeteroPolicy::Rtl),
+            DvfsPolicy::Fixed(t) => Some(crate::HeteroPolicy::Fixed(t.clone())),
+            _ => None,
+        }
     }
 }
 
@@ -145,10 +373,7 @@ mod tests {
     fn static_power_is_a_fifth_of_the_chips_peak() {
         // 9 cores whose top state is (2, 8): peak dynamic 72, static 72 / 4 = 18, so a
         // busy core at the top draws 8 + 2 = 10 and at (1, 1) draws 3.
-        let chip = DvfsCores {
-            count: 9,
-            pstates: PStates::parse("1:1,2:8").unwrap(),
-        };
+        let chip = DvfsCores::new(9, PStates::parse("1:1,2:8").unwrap());
         assert!((chip.static_power() - 18.0).abs() < 1e-12);
         assert!((chip.busy_power(1) - 10.0).abs() < 1e-12);
         assert!((chip.busy_power(0) - 3.0).abs() < 1e-12);
@@ -161,10 +386,63 @@ mod tests {
     #[test]
     fn a_voltage_floor_can_make_the_slow_state_the_costlier() {
         // (1, 3.2) and (2, 8) on 1 core: static 2, so 5.2 per work slow, 5 fast.
-        let chip = DvfsCores {
-            count: 1,
-            pstates: PStates::parse("1:3.2,2:8").unwrap(),
-        };
+        let chip = DvfsCores::new(1, PStates::parse("1:3.2,2:8").unwrap());
         assert!(!chip.efficient());
+    }
+
+    #[test]
+    fn under_a_fixed_static_share_a_cubic_table_saves_at_most_four_tenths() {
+        // Per unit of work, (s³ + s_top³/4) / s is least at s = s_top / 2, where it is
+        // 0.6 of the top's: no cubic table does better, whatever its states.
+        let chip = DvfsCores::new(9, PStates::parse("0.5:0.125,1:1,1.5:3.375,2:8").unwrap());
+        assert!((chip.energy_floor() - 0.6).abs() < 1e-12);
+        // With static power following voltage, (1 + 1) / 1 against (8 + 2) / 2.
+        let chip = DvfsCores {
+            static_rule: StaticRule::Voltage,
+            ..DvfsCores::new(9, PStates::parse("1:1,2:8").unwrap())
+        };
+        assert!((chip.busy_power(0) - 2.0).abs() < 1e-12);
+        assert!((chip.busy_power(1) - 10.0).abs() < 1e-12);
+        assert!((chip.energy_floor() - 0.4).abs() < 1e-12);
+        assert_eq!(StaticRule::parse("voltage").unwrap(), StaticRule::Voltage);
+        assert!(StaticRule::parse("leaky")
+            .unwrap_err()
+            .to_string()
+            .contains("--static-power"));
+    }
+
+    #[test]
+    fn policies_round_trip_and_name_what_is_missing() {
+        for name in [
+            "tl-dvfs",
+            "schedutil",
+            "max",
+            "pegasus:200",
+            "s2f-dvfs:40:80",
+        ] {
+            assert!(DvfsPolicy::is_dvfs_policy(name), "{name}");
+            assert_eq!(DvfsPolicy::parse(name, None).unwrap().name(), name);
+        }
+        assert!(!DvfsPolicy::is_dvfs_policy("eetl:200"));
+        assert!(!DvfsPolicy::is_dvfs_policy("maximal"));
+        assert!(DvfsPolicy::is_dvfs_policy("eetl-dvfs:200"));
+        assert_eq!(
+            DvfsPolicy::parse("pegasus:200", None).unwrap().scope(),
+            Scope::AllCore
+        );
+        assert_eq!(
+            DvfsPolicy::parse("max", None).unwrap().scope(),
+            Scope::PerCore
+        );
+        for (spec, why) in [
+            ("eetl-dvfs:200", "--table"),
+            ("pegasus", "needs a target"),
+            ("pegasus:0", "above 0"),
+            ("s2f-dvfs:80:40", "must not decrease"),
+            ("turbo", "expected one of"),
+        ] {
+            let e = DvfsPolicy::parse(spec, None).unwrap_err().to_string();
+            assert!(e.contains(why), "{spec}: {e}");
+        }
     }
 }

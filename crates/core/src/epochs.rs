@@ -46,10 +46,9 @@ impl ThresholdControl {
         open_loop: Option<(usize, Vec<Vec<f64>>)>,
     ) -> Result<Option<ThresholdControl>, String> {
         let speeds: Vec<f64> = cores.types().iter().map(|t| t.speed).collect();
-        let speeds = speeds.as_slice();
         if let HeteroPolicy::Eetl(plan) | HeteroPolicy::Reactive(_, plan) = policy {
             let planned = CoreSet::parse(&plan.cores).map(|c| c.spec());
-            if planned.as_deref() != Ok(cores.spec().as_str()) {
+            if plan.pstates.is_some() || planned.as_deref() != Ok(cores.spec().as_str()) {
                 return Err(format!(
                     "the eetl plan is for cores {}, not {}; plan one for these cores",
                     plan.cores,
@@ -57,6 +56,43 @@ impl ThresholdControl {
                 ));
             }
         }
+        Self::with_levels(policy, &speeds, open_loop)
+    }
+
+    /// The control of a slow-to-fast policy on `cores` DVFS cores, its levels their
+    /// P-states (issue 42): `eetl-dvfs` needs a plan for the same count and P-states.
+    pub fn for_dvfs(
+        policy: &HeteroPolicy,
+        cores: &crate::DvfsCores,
+        open_loop: Option<(usize, Vec<Vec<f64>>)>,
+    ) -> Result<Option<ThresholdControl>, String> {
+        if let HeteroPolicy::Eetl(plan) | HeteroPolicy::Reactive(_, plan) = policy {
+            let planned = plan
+                .pstates
+                .as_deref()
+                .and_then(|p| crate::PStates::parse(p).ok())
+                .map(|p| p.spec());
+            let same = plan.cores.trim() == cores.count.to_string()
+                && planned.as_deref() == Some(cores.pstates.spec().as_str());
+            if !same {
+                return Err(format!(
+                    "the eetl plan is for cores {} with P-states {}, not {} with {}; plan one \
+                     for these cores",
+                    plan.cores,
+                    plan.pstates.as_deref().unwrap_or("(none)"),
+                    cores.count,
+                    cores.pstates.spec()
+                ));
+            }
+        }
+        Self::with_levels(policy, &cores.pstates.speeds(), open_loop)
+    }
+
+    fn with_levels(
+        policy: &HeteroPolicy,
+        speeds: &[f64],
+        open_loop: Option<(usize, Vec<Vec<f64>>)>,
+    ) -> Result<Option<ThresholdControl>, String> {
         let n = speeds.len().saturating_sub(1);
         let (kind, thresholds) = match open_loop {
             Some((window, steps)) => {
@@ -211,6 +247,7 @@ mod tests {
             target_ms: 25.0,
             setpoint_ms: 25.0,
             cores: "1@1,1@2".into(),
+            pstates: None,
             thresholds_ms: vec![20.0],
             z_max: 1.0,
             window: 2000,

@@ -43,11 +43,12 @@ pub use control::{
 };
 pub use demand::{lognormal_params, Demand, DemandModel, RequestDemand};
 pub use distribution::{Bin, BinnedDistribution, PROBABILITY_TOLERANCE};
-pub use dvfs::{DvfsCores, PStates, MAX_PSTATES};
+pub use dvfs::{DvfsCores, DvfsPolicy, PStates, Scope, StaticRule, DVFS_POLICY_FORMS, MAX_PSTATES};
 pub use epochs::{ThresholdControl, LOAD_WINDOW};
 pub use error::{clip, Location, ReadError, ReadErrorKind, SpecError, QUOTE_CHARS};
 pub use governor::{
-    pelt, pstate_for_age, schedutil_decide, schedutil_target, PELT_HALF_LIFE_MS,
+    pelt, pstate_for_age, schedutil_decide, schedutil_target, Pegasus, PEGASUS_HOLD_MS,
+    PEGASUS_INSTANT_MS, PEGASUS_OVERALL_MS, PEGASUS_PERIOD_MS, PELT_HALF_LIFE_MS,
     SCHEDUTIL_HEADROOM, SCHEDUTIL_RATE_LIMIT_MS,
 };
 pub use guard::{helpers_granted, start_threads};

@@ -61,6 +61,13 @@ impl HeteroPolicy {
             let plan = plan
                 .cloned()
                 .ok_or_else(|| bad("needs --table FILE from `tailor plan eetl`".into()))?;
+            if plan.pstates.is_some() {
+                return Err(bad(
+                    "the table was planned for DVFS P-states; use eetl-dvfs with it, or plan \
+                     one for these cores"
+                        .into(),
+                ));
+            }
             if (plan.target_ms - target).abs() > 1e-9 * target.max(1.0) {
                 return Err(bad(format!(
                     "the table was planned for a {} ms target, not {target} ms; plan one for this target",
