@@ -577,6 +577,7 @@ fn live<S: RequestSource>(
         migrations_per_request: s2f
             .as_ref()
             .map(|r| r.migrations as f64 / (r.metrics.completed + r.metrics.failed).max(1) as f64),
+        transitions_per_request: None,
         epochs: s2f.map(|r| r.epochs).unwrap_or_default(),
         phases: match &cfg.arrivals {
             Arrivals::Phases(phases) => {

@@ -173,6 +173,9 @@ pub struct RunSummary {
     /// Runs with core speeds: requests that moved to a faster core, per request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub migrations_per_request: Option<f64>,
+    /// Runs on DVFS cores: P-state changes of busy cores, per request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transitions_per_request: Option<f64>,
     /// Controlled runs (EETL, Reactive): each control epoch's measurement and output.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub epochs: Vec<EpochStats>,

@@ -524,6 +524,7 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
         serialized: None,
         energy: None,
         migrations_per_request: None,
+        transitions_per_request: None,
         epochs: Vec::new(),
         host: Some(host.stats(f64::NEG_INFINITY, f64::INFINITY)),
         shards: None,

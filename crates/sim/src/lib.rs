@@ -44,7 +44,9 @@
 //! (`fanout.rs`).
 //!
 //! Sequential requests on heterogeneous cores (`--cores COUNT@SPEED,...`: Adaptive
-//! Slow-to-Fast and its comparisons) run on [`simulate_hetero`] (`hetero.rs`).
+//! Slow-to-Fast and its comparisons) run on [`simulate_hetero`] (`hetero.rs`); on DVFS
+//! cores (`--pstates`: slow-to-fast by P-state, Pegasus, schedutil), on [`simulate_dvfs`]
+//! (`dvfs.rs`).
 //!
 //! Latency runs from the intended arrival to completion, queueing included. The first 5%
 //! of requests are warm-up and are left out of the run's statistics; per-phase
@@ -54,6 +56,7 @@
 
 mod config;
 mod cpu;
+mod dvfs;
 mod engine;
 mod fanout;
 mod fast;
@@ -72,6 +75,7 @@ mod threads;
 mod time;
 
 pub use config::{SimConfig, SimError};
+pub use dvfs::{simulate_dvfs, DvfsSimConfig, DEFAULT_TRANSITION_MS, SCHEDUTIL_TICK_MS};
 pub use engine::simulate;
 pub use fanout::{simulate_fanout, FanoutConfig, FanoutOutput, Select, DEFAULT_HEDGE_PERIOD_MS};
 pub use hetero::{simulate_hetero, HeteroSimConfig};

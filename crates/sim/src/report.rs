@@ -123,6 +123,7 @@ pub(crate) fn summarize(cfg: &SimConfig, m: &mut Measurements) -> RunSummary {
         serialized: None,
         energy: None,
         migrations_per_request: None,
+        transitions_per_request: None,
         epochs: Vec::new(),
         host: None,
         shards: None,
