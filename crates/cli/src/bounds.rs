@@ -59,6 +59,8 @@ pub(crate) const RPS: Real = Real::open(0.0, 10_000_000.0, "requests per second"
 pub(crate) const MS: Real = Real::open(0.0, 3_600_000.0, "milliseconds");
 /// A time in ms, zero allowed, at most an hour.
 pub(crate) const MS0: Real = Real::closed(0.0, 3_600_000.0, "milliseconds");
+/// A speed-change cost or rate limit in µs, zero allowed, at most a second.
+pub(crate) const US0: Real = Real::closed(0.0, 1_000_000.0, "microseconds");
 /// The self-scheduling quantum in ms: from a microsecond to an hour.
 pub(crate) const QUANTUM_MS: Real = Real::closed(0.001, 3_600_000.0, "milliseconds");
 

@@ -17,6 +17,7 @@ mod scheduler;
 mod search;
 mod serve;
 mod simulate;
+mod simulate_dvfs;
 mod simulate_fanout;
 mod vectors;
 
@@ -209,18 +210,22 @@ pub(crate) fn spinner(rate: Option<f64>) -> anyhow::Result<tailor_workloads::Spi
 }
 
 /// A `POLICY` of any family: the thread-pool policies of the FM paper, a work-stealing
-/// one (tail-control paper), or a heterogeneous-core one (dissertation ch. 5).
+/// one (tail-control paper), a heterogeneous-core one (dissertation ch. 5), or a DVFS one
+/// (issue 42).
 #[derive(Debug, Clone)]
 pub(crate) enum AnyPolicy {
     Threads(tailor_core::Policy),
     Steal(tailor_core::StealPolicy),
     Hetero(tailor_core::HeteroPolicy),
+    Dvfs(tailor_core::DvfsPolicy),
 }
 
 impl AnyPolicy {
-    /// Parses any family; the work-stealing and heterogeneous names are tried first.
+    /// Parses any family; the DVFS, work-stealing and heterogeneous names are tried first.
     pub(crate) fn parse(spec: &str, tables: &tailor_core::Tables) -> anyhow::Result<AnyPolicy> {
-        Ok(if tailor_core::StealPolicy::is_steal_policy(spec) {
+        Ok(if tailor_core::DvfsPolicy::is_dvfs_policy(spec) {
+            AnyPolicy::Dvfs(tailor_core::DvfsPolicy::parse(spec, tables.eetl.as_ref())?)
+        } else if tailor_core::StealPolicy::is_steal_policy(spec) {
             AnyPolicy::Steal(tailor_core::StealPolicy::parse(
                 spec,
                 tables.tail_control.as_ref(),
@@ -241,7 +246,7 @@ impl AnyPolicy {
         match self {
             AnyPolicy::Threads(p) => (p.clone(), None),
             AnyPolicy::Steal(p) => (tailor_core::Policy::Seq, Some(p.clone())),
-            AnyPolicy::Hetero(_) => (tailor_core::Policy::Seq, None),
+            AnyPolicy::Hetero(_) | AnyPolicy::Dvfs(_) => (tailor_core::Policy::Seq, None),
         }
     }
 
@@ -251,6 +256,7 @@ impl AnyPolicy {
             AnyPolicy::Threads(p) => p.name(),
             AnyPolicy::Steal(p) => p.name().to_string(),
             AnyPolicy::Hetero(p) => p.name(),
+            AnyPolicy::Dvfs(p) => p.name(),
         }
     }
 

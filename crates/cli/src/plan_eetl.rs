@@ -4,11 +4,14 @@ use anyhow::Context;
 use clap::Args;
 use tailor_bench::OPEN_LOOP_PREFIX;
 use tailor_core::{
-    identify_schedule, seeded_rng, Arrivals, CoreSet, Demand, DemandModel, EetlPlan, GainSet,
-    HeteroPolicy, RunSummary, EETL_PLAN_KIND,
+    identify_schedule, seeded_rng, Arrivals, CoreSet, Demand, DemandModel, DvfsCores, DvfsPolicy,
+    EetlPlan, GainSet, HeteroPolicy, PStates, RunSummary, StaticRule, EETL_PLAN_KIND,
 };
 use tailor_plan::{design_interval, identify_open_loop, ArxFit, LowLoad};
-use tailor_sim::{simulate_hetero, HeteroSimConfig, SimConfig};
+use tailor_sim::{
+    simulate_dvfs, simulate_hetero, DvfsSimConfig, HeteroSimConfig, SimConfig, SimOutput,
+    DEFAULT_TRANSITION_MS,
+};
 
 use crate::bounds;
 use crate::{interactive, write_output, PathArg};
@@ -18,9 +21,17 @@ pub(crate) struct EetlArgs {
     /// DEMAND of the requests, as work on a speed-1 core (e.g. scale:0.22:shape:lucene).
     #[arg(long)]
     demand: String,
-    /// The cores, COUNT@SPEED,... (e.g. 8@1,1@2).
+    /// The cores, COUNT@SPEED,... (e.g. 8@1,1@2); with --pstates, a count.
     #[arg(long)]
     cores: String,
+    /// DVFS cores (issue 42): each core's P-states S1:P1,S2:P2,..., in place of core
+    /// types; the thresholds are then one per faster state, for eetl-dvfs:T.
+    #[arg(long)]
+    pstates: Option<String>,
+    /// With --pstates: how static power follows the P-state (fixed or voltage; as
+    /// `tailor simulate --static-power`).
+    #[arg(long, default_value = "fixed", requires = "pstates")]
+    static_power: String,
     /// The p99 target, ms.
     #[arg(long, value_parser = bounds::MS)]
     target_ms: f64,
@@ -65,12 +76,101 @@ pub(crate) struct EetlArgs {
     out: Option<PathArg>,
 }
 
+/// What the plan is for: asymmetric cores, or DVFS cores.
+enum Machine {
+    Amp(CoreSet),
+    Dvfs(DvfsCores),
+}
+
+impl Machine {
+    fn parse(args: &EetlArgs) -> anyhow::Result<Machine> {
+        let Some(pstates) = &args.pstates else {
+            let cores = CoreSet::parse(&args.cores)?;
+            anyhow::ensure!(
+                cores.types().len() >= 2,
+                "--cores {}: EETL needs at least two core types",
+                cores.spec()
+            );
+            return Ok(Machine::Amp(cores));
+        };
+        let count = CoreSet::parse(&args.cores)
+            .ok()
+            .filter(CoreSet::is_uniform_unit)
+            .map(|c| c.total())
+            .with_context(|| format!("--cores {}: with --pstates, a count of cores", args.cores))?;
+        let chip = DvfsCores {
+            static_rule: StaticRule::parse(&args.static_power)?,
+            ..DvfsCores::new(count, PStates::parse(pstates)?)
+        };
+        anyhow::ensure!(
+            chip.pstates.states().len() >= 2,
+            "--pstates {}: EETL needs at least two P-states",
+            chip.pstates.spec()
+        );
+        anyhow::ensure!(
+            chip.efficient(),
+            "--pstates {}: with static power {}, a slower state does not always cost less \
+             energy per unit of work, so slow-to-fast cannot save energy; drop the states \
+             that cost more than a faster one",
+            chip.pstates.spec(),
+            chip.static_rule.name()
+        );
+        Ok(Machine::Dvfs(chip))
+    }
+
+    fn levels(&self) -> (Vec<f64>, Vec<f64>) {
+        match self {
+            Machine::Amp(c) => (
+                c.types().iter().map(|t| t.speed).collect(),
+                (0..c.types().len()).map(|k| c.busy_power(k)).collect(),
+            ),
+            Machine::Dvfs(d) => (
+                d.pstates.speeds(),
+                (0..d.pstates.states().len())
+                    .map(|k| d.busy_power(k))
+                    .collect(),
+            ),
+        }
+    }
+
+    fn total(&self) -> usize {
+        match self {
+            Machine::Amp(c) => c.total(),
+            Machine::Dvfs(d) => d.count,
+        }
+    }
+
+    /// The open-loop run that identifies the plant.
+    fn simulate(
+        &self,
+        base: SimConfig,
+        open_loop: (usize, Vec<Vec<f64>>),
+    ) -> Result<SimOutput, tailor_sim::SimError> {
+        let first = open_loop.1[0].clone();
+        match self {
+            Machine::Amp(cores) => simulate_hetero(&HeteroSimConfig {
+                base,
+                cores: cores.clone(),
+                policy: HeteroPolicy::Fixed(first),
+                open_loop: Some(open_loop),
+            }),
+            Machine::Dvfs(chip) => simulate_dvfs(&DvfsSimConfig {
+                base,
+                cores: chip.clone(),
+                policy: DvfsPolicy::Fixed(first),
+                transition_ms: DEFAULT_TRANSITION_MS,
+                rate_limit_ms: tailor_core::SCHEDUTIL_RATE_LIMIT_MS,
+                open_loop: Some(open_loop),
+            }),
+        }
+    }
+}
+
 pub(crate) fn eetl(args: EetlArgs) -> anyhow::Result<()> {
-    let cores = CoreSet::parse(&args.cores)?;
+    let cores = Machine::parse(&args)?;
     anyhow::ensure!(
-        cores.types().len() >= 2,
-        "--cores {}: EETL needs at least two core types",
-        cores.spec()
+        args.live_runs.is_empty() || matches!(cores, Machine::Amp(_)),
+        "--live-runs: live open-loop identification is for core types, not --pstates"
     );
     anyhow::ensure!(
         args.target_ms.is_finite() && args.target_ms > 0.0,
@@ -107,8 +207,7 @@ pub(crate) fn eetl(args: EetlArgs) -> anyhow::Result<()> {
         .iter()
         .map(|d| d.work_ms)
         .collect();
-    let speeds: Vec<f64> = cores.types().iter().map(|t| t.speed).collect();
-    let powers: Vec<f64> = (0..speeds.len()).map(|k| cores.busy_power(k)).collect();
+    let (speeds, powers) = cores.levels();
     let low = LowLoad {
         work: &work,
         speeds: &speeds,
@@ -143,7 +242,10 @@ pub(crate) fn eetl(args: EetlArgs) -> anyhow::Result<()> {
         let (from, to) = (lo + i as f64 * width, lo + (i + 1) as f64 * width);
         let (rps, fit) = match args.live_runs.get(i) {
             Some(path) => {
-                let (rps, y, z) = live_epochs(path, &args, &cores, &low.thresholds)?;
+                let Machine::Amp(amp) = &cores else {
+                    unreachable!("checked above: live runs are for core types")
+                };
+                let (rps, y, z) = live_epochs(path, &args, amp, &low.thresholds)?;
                 if !(from..=to).contains(&rps) {
                     eprintln!(
                         "warning: {} ran at {rps:.1} rps, outside load interval {} \
@@ -197,8 +299,14 @@ pub(crate) fn eetl(args: EetlArgs) -> anyhow::Result<()> {
         kind: EETL_PLAN_KIND.into(),
         target_ms: args.target_ms,
         setpoint_ms: args.target_ms * (1.0 - args.margin),
-        cores: cores.spec(),
-        pstates: None,
+        cores: match &cores {
+            Machine::Amp(c) => c.spec(),
+            Machine::Dvfs(d) => d.count.to_string(),
+        },
+        pstates: match &cores {
+            Machine::Amp(_) => None,
+            Machine::Dvfs(d) => Some(d.pstates.spec()),
+        },
         thresholds_ms: low.thresholds,
         z_max: 1.0,
         window: args.window,
@@ -212,7 +320,7 @@ pub(crate) fn eetl(args: EetlArgs) -> anyhow::Result<()> {
 /// epoch. Returns the fit.
 fn identify(
     args: &EetlArgs,
-    cores: &CoreSet,
+    cores: &Machine,
     demand: &DemandModel,
     t_star: &[f64],
     rps: f64,
@@ -232,13 +340,9 @@ fn identify(
         args.seed,
     );
     base.warmup = Some(0);
-    let out = simulate_hetero(&HeteroSimConfig {
-        base,
-        cores: cores.clone(),
-        policy: HeteroPolicy::Fixed(steps[0].clone()),
-        open_loop: Some((args.window, steps)),
-    })
-    .with_context(|| format!("identifying the plant at {rps:.1} rps"))?;
+    let out = cores
+        .simulate(base, (args.window, steps))
+        .with_context(|| format!("identifying the plant at {rps:.1} rps"))?;
     let y: Vec<f64> = out
         .summary
         .epochs

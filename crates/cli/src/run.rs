@@ -125,7 +125,14 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
     let (policy, steal) = if rayon {
         (tailor_core::Policy::Seq, (None, None))
     } else {
-        AnyPolicy::parse(&args.policy, &tables)?.split_hetero()
+        let any = AnyPolicy::parse(&args.policy, &tables)?;
+        if let AnyPolicy::Dvfs(p) = &any {
+            anyhow::bail!(
+                "--policy {}: DVFS policies run in `tailor simulate --pstates` only so far",
+                p.name()
+            );
+        }
+        any.split_hetero()
     };
     let (policy, steal, hetero_policy) = (policy, steal.0, steal.1);
     let workload = Workload::parse(&args.workload)?;

@@ -50,14 +50,15 @@ pub(crate) enum SummaryFormat {
 #[derive(Debug, Args)]
 pub(crate) struct SimulateArgs {
     /// M identical cores, or COUNT@SPEED,... (e.g. 8@1,1@2: eight slow cores and one
-    /// twice as fast), for the heterogeneous-core policies.
+    /// twice as fast), for the heterogeneous-core policies; with --pstates, a count.
     #[arg(long)]
     cores: String,
     /// POLICY: seq, fix:N, fix:N:boost, fix:N:gate=K, interval:D_MS:N, adaptive, rc:THRESHOLD_MS:N,
     /// fm, fm:noboost; or a work-stealing one: steal-first, admit-first, random-admit,
     /// tail-control, tail-control-clairvoyant; or, on cores of several speeds, one of
     /// eetl:TARGET_MS, rtl, ee, oblivious, rc-hetero:WORK_MS, s2f:T1[:T2...],
-    /// reactive:TARGET_MS. Repeat for a sweep.
+    /// reactive:TARGET_MS; or, with --pstates, eetl-dvfs:TARGET_MS, tl-dvfs,
+    /// s2f-dvfs:T1[:T2...], pegasus:TARGET_MS, schedutil, max. Repeat for a sweep.
     #[arg(long = "policy", required = true)]
     policies: Vec<String>,
     /// DEMAND: exp:MEAN, const:MS, lognormal:MEAN:SD, profile:PATH, distribution:PATH,
@@ -164,6 +165,8 @@ pub(crate) struct SimulateArgs {
     steal_size: StealSizeArg,
     #[command(flatten)]
     fanout: crate::simulate_fanout::FanoutArgs,
+    #[command(flatten)]
+    dvfs: crate::simulate_dvfs::DvfsArgs,
 }
 
 /// Parses `--dissolve`.
@@ -195,12 +198,14 @@ enum Family {
     Threads,
     Steal(StealPolicy),
     Hetero(HeteroPolicy),
+    Dvfs(tailor_core::DvfsPolicy),
     Fanout,
 }
 
 pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let core_set = CoreSet::parse(&args.cores)?;
     let cores = core_set.total();
+    let chip = args.dvfs.chip(cores)?;
     let rps_list = bounds::parse_rps(&args.rps)?;
     let tables = Tables::read(&args.tables)?;
     let policies = args
@@ -236,10 +241,13 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
         let (threads, steal) = policy.split();
         let family = match (policy, steal) {
             (AnyPolicy::Hetero(h), _) => Family::Hetero(h.clone()),
+            (AnyPolicy::Dvfs(d), _) => Family::Dvfs(d.clone()),
             (_, Some(s)) => Family::Steal(s),
             (_, None) if args.fanout.shards.is_some() => Family::Fanout,
             (_, None) => Family::Threads,
         };
+        let dvfs = matches!(family, Family::Dvfs(_));
+        crate::simulate_dvfs::check_family(chip.as_ref(), dvfs, &policy.name())?;
         if args.fanout.shards.is_some() && !matches!(family, Family::Fanout) {
             bail!(
                 "--shards: the fan-out runs thread-pool policies (seq, fix, interval, rc, \
@@ -300,9 +308,11 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
                 cfg.guard = !args.no_guard;
                 cfg.trace = args.trace.is_some();
                 cfg.records = args.records.is_some();
-                if matches!(family, Family::Hetero(_)) {
-                    cfg.capacity = Some(core_set.capacity());
-                }
+                cfg.capacity = match (&family, &chip) {
+                    (Family::Hetero(_), _) => Some(core_set.capacity()),
+                    (Family::Dvfs(_), Some(chip)) => Some(chip.capacity()),
+                    _ => None,
+                };
                 runs.push(match &family {
                     Family::Threads => SimRun::Threads(cfg),
                     Family::Fanout => SimRun::Fanout(args.fanout.config(cfg).expect("fan-out")),
@@ -331,6 +341,10 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
                         policy: policy.clone(),
                         open_loop: None,
                     }),
+                    Family::Dvfs(policy) => {
+                        let chip = chip.as_ref().expect("checked: DVFS has --pstates");
+                        SimRun::Dvfs(args.dvfs.config(cfg, chip, policy))
+                    }
                 });
             }
         }

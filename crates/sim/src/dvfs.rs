@@ -124,6 +124,19 @@ pub fn simulate_dvfs(cfg: &DvfsSimConfig) -> Result<SimOutput, SimError> {
         return Err(bad("--cores", "needs at least one core".into()));
     }
     let n_states = cfg.cores.pstates.states().len();
+    if let DvfsPolicy::Fixed(t) = &cfg.policy {
+        if t.len() + 1 != n_states {
+            return Err(bad(
+                "--policy",
+                format!(
+                    "{} has {} thresholds, but {n_states} P-states need {}",
+                    cfg.policy.name(),
+                    t.len(),
+                    n_states - 1
+                ),
+            ));
+        }
+    }
     let control = match cfg.policy.thresholds_policy() {
         Some(p) => ThresholdControl::for_dvfs(&p, &cfg.cores, cfg.open_loop.clone())
             .map_err(|e| bad("--policy", e))?,

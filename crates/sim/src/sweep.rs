@@ -9,8 +9,8 @@ use std::io::{self, Write};
 use tailor_core::{RunSummary, ShardRecord};
 
 use crate::{
-    simulate, simulate_fanout, simulate_hetero, simulate_steal, FanoutConfig, HeteroSimConfig,
-    SimConfig, SimError, SimOutput, StealSimConfig,
+    simulate, simulate_dvfs, simulate_fanout, simulate_hetero, simulate_steal, DvfsSimConfig,
+    FanoutConfig, HeteroSimConfig, SimConfig, SimError, SimOutput, StealSimConfig,
 };
 
 /// One simulated run, on the engine its policy needs.
@@ -24,6 +24,8 @@ pub enum SimRun {
     Steal(StealSimConfig),
     /// A heterogeneous-core policy ([`simulate_hetero`]).
     Hetero(HeteroSimConfig),
+    /// A DVFS policy ([`simulate_dvfs`]).
+    Dvfs(DvfsSimConfig),
 }
 
 impl SimRun {
@@ -34,6 +36,7 @@ impl SimRun {
             SimRun::Fanout(f) => &f.server,
             SimRun::Steal(s) => &s.base,
             SimRun::Hetero(h) => &h.base,
+            SimRun::Dvfs(d) => &d.base,
         }
     }
 
@@ -44,6 +47,7 @@ impl SimRun {
             SimRun::Fanout(f) => f.server.policy.name(),
             SimRun::Steal(s) => s.policy.name().to_string(),
             SimRun::Hetero(h) => h.policy.name(),
+            SimRun::Dvfs(d) => d.policy.name(),
         }
     }
 
@@ -72,19 +76,27 @@ impl SimRun {
             }
             SimRun::Steal(s) => (simulate_steal(s)?, Vec::new()),
             SimRun::Hetero(h) => (simulate_hetero(h)?, Vec::new()),
+            SimRun::Dvfs(d) => (simulate_dvfs(d)?, Vec::new()),
         })
     }
 }
 
 /// Normalizes energy as the dissertation does (ch. 5, §5.3.1): to EE's energy per
-/// request at the lowest load, when the sweep has EE (per seed); otherwise the summaries
-/// keep their own baseline.
+/// request at the lowest load, when the sweep has EE (per seed). A DVFS sweep without
+/// EE normalizes to `max`'s at the lowest load instead (issue 42 compares against it).
+/// Otherwise the summaries keep their own baseline.
 pub fn normalize_to_ee(summaries: &mut [RunSummary]) {
-    let bases: Vec<(u64, f64, f64)> = summaries
-        .iter()
-        .filter(|s| s.policy == "ee")
-        .filter_map(|s| s.energy.as_ref().map(|e| (s.seed, s.rps, e.per_request)))
-        .collect();
+    let bases_of = |name: &str| -> Vec<(u64, f64, f64)> {
+        summaries
+            .iter()
+            .filter(|s| s.policy == name)
+            .filter_map(|s| s.energy.as_ref().map(|e| (s.seed, s.rps, e.per_request)))
+            .collect()
+    };
+    let (mut name, mut bases) = ("ee", bases_of("ee"));
+    if bases.is_empty() {
+        (name, bases) = ("max", bases_of("max"));
+    }
     for s in summaries.iter_mut() {
         let lowest = bases
             .iter()
@@ -92,7 +104,7 @@ pub fn normalize_to_ee(summaries: &mut [RunSummary]) {
             .min_by(|a, b| a.1.total_cmp(&b.1));
         if let (Some(&(_, rps, base)), Some(e)) = (lowest, s.energy.as_mut()) {
             e.normalized = e.per_request / base;
-            e.baseline = format!("ee at {rps} rps");
+            e.baseline = format!("{name} at {rps} rps");
         }
     }
 }
