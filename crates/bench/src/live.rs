@@ -92,6 +92,27 @@ pub struct HeteroLive {
     /// Open loop: thresholds per epoch of this many requests (the last held) instead of
     /// the policy's, to identify the plant live.
     pub open_loop: Option<(usize, Vec<Vec<f64>>)>,
+    /// DVFS cores (issue 42) in place of core types: `cores` is then that many speed-1
+    /// cores and `policy` is not used.
+    pub dvfs: Option<tailor_runtime::s2f::DvfsLive>,
+}
+
+impl HeteroLive {
+    /// The policy's name for summaries.
+    fn name(&self) -> String {
+        match &self.dvfs {
+            Some(d) => d.policy.name(),
+            None => self.policy.name(),
+        }
+    }
+
+    /// A busy slowest core's power: the energy normalization's unit.
+    fn slowest_power(&self) -> f64 {
+        match &self.dvfs {
+            Some(d) => d.chip.busy_power(0),
+            None => self.cores.busy_power(0),
+        }
+    }
 }
 
 /// The executor a live run drives.
@@ -179,6 +200,7 @@ impl Engine {
                 emulation: h.emulation,
                 max_active: 100_000,
                 open_loop: h.open_loop.clone(),
+                dvfs: h.dvfs.clone(),
             })
             .map(Engine::S2f)
             .map_err(|e| StartError::BadConfig(e.to_string()));
@@ -534,8 +556,8 @@ fn live<S: RequestSource>(
                 .hetero
                 .as_ref()
                 .map(|h| match h.open_loop {
-                    Some(_) => format!("{}{}", OPEN_LOOP_PREFIX, h.policy.name()),
-                    None => h.policy.name(),
+                    Some(_) => format!("{}{}", OPEN_LOOP_PREFIX, h.name()),
+                    None => h.name(),
                 })
                 .unwrap_or_default(),
             _ if cfg.rayon => "rayon".to_string(),
@@ -564,7 +586,7 @@ fn live<S: RequestSource>(
             let busy: f64 = r.busy_ms.iter().sum();
             EnergySummary {
                 per_request: r.energy / done,
-                normalized: r.energy / done / h.cores.busy_power(0),
+                normalized: r.energy / done / h.slowest_power(),
                 baseline: "1 ms busy on a slowest core".into(),
                 dynamic_per_request: r.dynamic_energy / done,
                 busy_share: r
@@ -577,7 +599,13 @@ fn live<S: RequestSource>(
         migrations_per_request: s2f
             .as_ref()
             .map(|r| r.migrations as f64 / (r.metrics.completed + r.metrics.failed).max(1) as f64),
-        transitions_per_request: None,
+        transitions_per_request: s2f
+            .as_ref()
+            .zip(cfg.hetero.as_ref())
+            .filter(|(_, h)| h.dvfs.is_some())
+            .map(|(r, _)| {
+                r.transitions as f64 / (r.metrics.completed + r.metrics.failed).max(1) as f64
+            }),
         epochs: s2f.map(|r| r.epochs).unwrap_or_default(),
         phases: match &cfg.arrivals {
             Arrivals::Phases(phases) => {

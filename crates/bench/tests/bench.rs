@@ -116,6 +116,7 @@ fn clairvoyant_rc_is_refused_for_requests_that_hide_their_work() {
             policy: tailor_core::HeteroPolicy::RcHetero(5.0),
             emulation: None,
             open_loop: None,
+            dvfs: None,
         }),
     };
     let err = run_live(&cfg, &Arc::new(Blind)).unwrap_err().to_string();

@@ -52,6 +52,14 @@ pub(crate) struct RunArgs {
     /// by duty cycling).
     #[arg(long)]
     cores: Option<String>,
+    /// DVFS cores (issue 42): P-states S1:P1,... for eetl-dvfs:T, tl-dvfs, s2f-dvfs:T1..
+    /// or max, with --cores a count. Every core gets an emulator whose duty follows its
+    /// request's P-state; the top state is this machine's own speed.
+    #[arg(long)]
+    pstates: Option<String>,
+    /// With --pstates: how static power follows the P-state, fixed or voltage.
+    #[arg(long, default_value = "fixed", requires = "pstates")]
+    static_power: String,
     /// Heterogeneous cores: the slow-core emulators' duty-cycle period in us (0: no
     /// emulation).
     #[arg(long, default_value_t = 250)]
@@ -116,21 +124,39 @@ pub(crate) struct RunArgs {
     tantivy_executor: Option<usize>,
 }
 
+/// The live DVFS cores of `--pstates` with a DVFS policy (`None` with neither).
+fn dvfs_live(
+    args: &RunArgs,
+    policy: Option<tailor_core::DvfsPolicy>,
+    cores: Option<&CoreSet>,
+) -> anyhow::Result<Option<tailor_runtime::s2f::DvfsLive>> {
+    let chip = match (&args.pstates, cores) {
+        (None, _) => None,
+        (Some(p), Some(c)) if c.is_uniform_unit() => Some(tailor_core::DvfsCores {
+            static_rule: tailor_core::StaticRule::parse(&args.static_power)?,
+            ..tailor_core::DvfsCores::new(c.total(), tailor_core::PStates::parse(p)?)
+        }),
+        (Some(_), _) => anyhow::bail!("--pstates: give --cores as a count of cores"),
+    };
+    crate::simulate_dvfs::check_family(chip.as_ref(), policy.is_some(), &args.policy)?;
+    Ok(chip
+        .zip(policy)
+        .map(|(chip, policy)| tailor_runtime::s2f::DvfsLive { chip, policy }))
+}
+
 pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
     bounds::ensure_duration(args.requests, args.rps)?;
     let tables = Tables::read(&args.tables)?;
     // `rayon` is the work-stealing family's peer, live only: a rayon pool runs each
     // request's units as a parallel iterator.
     let rayon = args.policy == "rayon";
+    let mut dvfs_policy = None;
     let (policy, steal) = if rayon {
         (tailor_core::Policy::Seq, (None, None))
     } else {
         let any = AnyPolicy::parse(&args.policy, &tables)?;
         if let AnyPolicy::Dvfs(p) = &any {
-            anyhow::bail!(
-                "--policy {}: DVFS policies run in `tailor simulate --pstates` only so far",
-                p.name()
-            );
+            dvfs_policy = Some(p.clone());
         }
         any.split_hetero()
     };
@@ -140,6 +166,10 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
         Some(c) => Some(CoreSet::parse(c)?),
         None => None,
     };
+    let dvfs = dvfs_live(&args, dvfs_policy, core_set.as_ref())?;
+    // DVFS cores run on the heterogeneous-core runtime, one type, placed first come,
+    // first served (EE with one type never moves a request).
+    let hetero_policy = hetero_policy.or(dvfs.as_ref().map(|_| tailor_core::HeteroPolicy::Ee));
     let hetero = match (hetero_policy, &core_set) {
         (Some(p), Some(cores)) => {
             anyhow::ensure!(
@@ -148,6 +178,9 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
             );
             let open_loop = match (&p, args.open_loop) {
                 (_, false) => None,
+                (_, true) if dvfs.is_some() => {
+                    anyhow::bail!("--open-loop identifies EETL's plant on core types, not --pstates")
+                }
                 (tailor_core::HeteroPolicy::Eetl(plan), true) => {
                     let count = Arrivals::parse(&args.arrivals)?
                         .fixed_count()
@@ -174,6 +207,7 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
                     )
                 }),
                 open_loop,
+                dvfs: dvfs.clone(),
             })
         }
         (Some(p), None) => anyhow::bail!(

@@ -114,7 +114,10 @@ fn every_dvfs_policy_simulates_with_energy_and_eetl_dvfs_saves_it() {
         )
     };
     let (max, max_norm) = energy("max");
-    assert!((max_norm - 1.0).abs() < 1e-9, "normalized to max: {max_norm}");
+    assert!(
+        (max_norm - 1.0).abs() < 1e-9,
+        "normalized to max: {max_norm}"
+    );
     assert_eq!(energy("tl-dvfs").0, max);
     let (eetl, _) = energy("eetl-dvfs:200");
     assert!(eetl < 0.8 * max, "eetl-dvfs {eetl} against max {max}");

@@ -13,7 +13,7 @@
 // unsafe block says why it is sound.
 #![allow(unsafe_code)]
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -77,6 +77,37 @@ pub struct SlowCore {
     thread: Option<JoinHandle<()>>,
     priority: EmulatorPriority,
     pinned: bool,
+    duty: Duty,
+}
+
+/// A handle that changes a running emulator's slowdown (DVFS emulation, issue 42): the
+/// emulator reads its busy time at the start of each period, so a change lands within
+/// one period.
+#[derive(Debug, Clone)]
+pub struct Duty {
+    busy_ns: Arc<AtomicU64>,
+    period: Duration,
+    loss: Duration,
+}
+
+impl Duty {
+    fn busy_for(&self, slowdown: f64) -> Duration {
+        self.period
+            .mul_f64(1.0 - 1.0 / slowdown)
+            .saturating_sub(self.loss)
+    }
+
+    /// Runs other threads at 1/`slowdown` of the CPU's speed from the next period on
+    /// (1: the emulator stays out of the way). Values below 1 or not finite count as 1.
+    pub fn set_slowdown(&self, slowdown: f64) {
+        let f = if slowdown.is_finite() {
+            slowdown.max(1.0)
+        } else {
+            1.0
+        };
+        let ns = u64::try_from(self.busy_for(f).as_nanos()).unwrap_or(u64::MAX);
+        self.busy_ns.store(ns, Ordering::Relaxed);
+    }
 }
 
 impl SlowCore {
@@ -100,7 +131,13 @@ impl SlowCore {
             slowdown >= 1.0 && slowdown.is_finite(),
             "slowdown must be >= 1"
         );
-        let busy = period.mul_f64(1.0 - 1.0 / slowdown).saturating_sub(loss);
+        let duty = Duty {
+            busy_ns: Arc::new(AtomicU64::new(0)),
+            period,
+            loss,
+        };
+        duty.set_slowdown(slowdown);
+        let busy_ns = duty.busy_ns.clone();
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = std::sync::mpsc::channel();
         let flag = stop.clone();
@@ -118,7 +155,7 @@ impl SlowCore {
                 let _ = tx.send((pinned, priority));
                 let mut next = Instant::now();
                 while !flag.load(Ordering::Relaxed) {
-                    let until = next + busy;
+                    let until = next + Duration::from_nanos(busy_ns.load(Ordering::Relaxed));
                     while Instant::now() < until {
                         std::hint::spin_loop();
                     }
@@ -138,7 +175,13 @@ impl SlowCore {
             thread: Some(thread),
             priority,
             pinned,
+            duty,
         })
+    }
+
+    /// A handle that changes this emulator's slowdown while it runs.
+    pub fn duty(&self) -> Duty {
+        self.duty.clone()
     }
 
     /// The priority the emulator thread got.
@@ -171,6 +214,26 @@ mod tests {
         let (ok, bad) = handle.join().unwrap();
         assert!(ok);
         assert!(!bad);
+    }
+
+    #[test]
+    fn a_duty_change_sets_the_busy_share_of_each_period() {
+        let slow = SlowCore::start_compensated(
+            0,
+            1.0,
+            Duration::from_micros(200),
+            Duration::from_micros(10),
+        )
+        .unwrap();
+        let duty = slow.duty();
+        let busy = || Duration::from_nanos(duty.busy_ns.load(Ordering::Relaxed));
+        assert_eq!(busy(), Duration::ZERO);
+        duty.set_slowdown(2.0);
+        assert_eq!(busy(), Duration::from_micros(90));
+        duty.set_slowdown(0.5);
+        assert_eq!(busy(), Duration::ZERO);
+        duty.set_slowdown(f64::NAN);
+        assert_eq!(busy(), Duration::ZERO);
     }
 
     #[test]

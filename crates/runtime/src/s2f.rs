@@ -16,17 +16,24 @@
 //! s / s_max of the machine's speed (§5.2.3). A request that another's placement moved
 //! keeps running where it was until its next unit ends, so two requests can share a CPU
 //! for up to one unit.
+//!
+//! **DVFS cores** (issue 42, [`DvfsLive`]): identical cores, placed first come, first
+//! served, each with an emulator whose duty changes at run time: a request's core runs at
+//! the P-state its age gives ([`tailor_core::pstate_for_age`], the thresholds from the
+//! same [`ThresholdControl`]), set when the request starts and after each unit. The top
+//! state is the host's own speed. Only per-core policies run live; the all-core governors
+//! are simulated.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use tailor_core::{
-    as2f_moves, oblivious_moves, rc_moves, splitmix_below, CoreSet, EpochStats, HeteroPolicy, Job,
-    Move, Placed, RcRequest, ThresholdControl,
+    as2f_moves, oblivious_moves, pstate_for_age, rc_moves, splitmix_below, CoreSet, DvfsCores,
+    DvfsPolicy, EpochStats, HeteroPolicy, Job, Move, Placed, RcRequest, Scope, ThresholdControl,
 };
 
-use crate::emulate::{pin_current_thread, EmulatorPriority, SlowCore};
+use crate::emulate::{pin_current_thread, Duty, EmulatorPriority, SlowCore};
 use crate::handle::{oneshot, panic_text, Handle, RequestError, Timing};
 use crate::metrics::{Metrics, MetricsSnapshot};
 use crate::priority::ThreadClass;
@@ -51,6 +58,18 @@ pub struct S2fConfig {
     /// An open-loop schedule (window, thresholds per epoch, the last held) in place of
     /// the policy's thresholds, to identify the live plant (`tailor run --open-loop`).
     pub open_loop: Option<(usize, Vec<Vec<f64>>)>,
+    /// DVFS cores in place of core types: `cores` must then be the same count of speed-1
+    /// cores, `policy` is not used, and `open_loop` holds the P-state thresholds.
+    pub dvfs: Option<DvfsLive>,
+}
+
+/// Live DVFS cores (issue 42): the chip and a per-core policy.
+#[derive(Debug, Clone)]
+pub struct DvfsLive {
+    /// The cores and their P-states; the top state runs at the host's speed.
+    pub chip: DvfsCores,
+    /// A per-core policy: eetl-dvfs, tl-dvfs, s2f-dvfs or max.
+    pub policy: DvfsPolicy,
 }
 
 /// Why the runtime could not start, or refused a request.
@@ -92,6 +111,10 @@ struct State {
     busy_ms: Vec<f64>,
     migrations: u64,
     next_id: u64,
+    /// DVFS: each core's P-state, the thresholds' control and the changes so far.
+    pstate: Vec<usize>,
+    dvfs_control: Option<ThresholdControl>,
+    transitions: u64,
 }
 
 struct Shared {
@@ -107,6 +130,8 @@ struct Shared {
     max_active: usize,
     /// Request threads the kernel would not pin.
     pin_failures: std::sync::atomic::AtomicU64,
+    /// DVFS cores and each core's emulator handle.
+    dvfs: Option<(DvfsLive, Vec<Duty>)>,
 }
 
 /// The live AS2F runtime.
@@ -136,6 +161,9 @@ impl S2fRuntime {
             return Err(S2fError::Config("each core needs its own CPU".into()));
         }
         let speeds: Vec<f64> = cfg.cores.types().iter().map(|t| t.speed).collect();
+        if let Some(d) = &cfg.dvfs {
+            return Self::start_dvfs(cfg.clone(), d.clone());
+        }
         let control = ThresholdControl::new(&cfg.policy, &cfg.cores, cfg.open_loop.clone())
             .map_err(S2fError::Config)?;
         if matches!(cfg.policy, HeteroPolicy::RcHetero(_)) && speeds.len() < 2 {
@@ -166,30 +194,82 @@ impl S2fRuntime {
             }
         }
         let n_types = speeds.len();
-        Ok(S2fRuntime {
+        let state = State::new(total, control, cfg.seed, n_types);
+        Ok(Self::assemble(cfg, state, emulators, None))
+    }
+
+    fn assemble(
+        cfg: S2fConfig,
+        state: State,
+        emulators: Vec<SlowCore>,
+        dvfs: Option<(DvfsLive, Vec<Duty>)>,
+    ) -> S2fRuntime {
+        S2fRuntime {
             shared: Arc::new(Shared {
-                state: Mutex::new(State {
-                    active: Vec::new(),
-                    core_req: vec![None; total],
-                    control,
-                    rng: cfg.seed ^ 0x4845_5445,
-                    busy_ms: vec![0.0; n_types],
-                    migrations: 0,
-                    next_id: 0,
-                }),
+                state: Mutex::new(state),
                 changed: Condvar::new(),
                 start: Instant::now(),
+                core_type: cfg.cores.core_types(),
                 cores: cfg.cores,
                 policy: cfg.policy,
-                core_type,
                 cpus: cfg.cpus,
                 metrics: Metrics::new(1),
                 max_active: cfg.max_active.max(1),
                 pin_failures: std::sync::atomic::AtomicU64::new(0),
+                dvfs,
             }),
             emulators,
             class: ThreadClass::current(),
-        })
+        }
+    }
+
+    /// DVFS cores: first come, first served (one core type, no thresholds), an emulator
+    /// on every core, and the P-state thresholds in a control of their own.
+    fn start_dvfs(cfg: S2fConfig, d: DvfsLive) -> Result<S2fRuntime, S2fError> {
+        let bad = |m: String| Err(S2fError::Config(m));
+        if !cfg.cores.is_uniform_unit() || cfg.cores.total() != d.chip.count {
+            return bad(format!(
+                "DVFS cores are {} identical cores, not {}",
+                d.chip.count,
+                cfg.cores.spec()
+            ));
+        }
+        if d.policy.scope() != Scope::PerCore {
+            return bad(format!(
+                "--policy {}: the all-core governors (pegasus, schedutil) run in `tailor                  simulate` only; live DVFS sets each core's speed (eetl-dvfs, tl-dvfs,                  s2f-dvfs, max)",
+                d.policy.name()
+            ));
+        }
+        let Some((period, loss)) = cfg.emulation else {
+            return bad("DVFS cores are emulated: give an emulation period above 0".into());
+        };
+        let placement = ThresholdControl::new(&HeteroPolicy::Fixed(Vec::new()), &cfg.cores, None)
+            .map_err(S2fError::Config)?;
+        let dvfs_control = match d.policy.thresholds_policy() {
+            Some(p) => ThresholdControl::for_dvfs(&p, &d.chip, cfg.open_loop.clone())
+                .map_err(S2fError::Config)?,
+            None => None,
+        };
+        let states = d.chip.pstates.states();
+        let top = states.len() - 1;
+        let start = match d.policy {
+            DvfsPolicy::Max | DvfsPolicy::TlDvfs => top,
+            _ => 0,
+        };
+        let mut emulators = Vec::new();
+        for &cpu in &cfg.cpus {
+            let slowdown = states[top].speed / states[start].speed;
+            let slow = SlowCore::start_compensated(cpu, slowdown, period, loss)?;
+            if !slow.pinned() {
+                return bad(format!("cannot pin the DVFS emulator to CPU {cpu}"));
+            }
+            emulators.push(slow);
+        }
+        let duties = emulators.iter().map(SlowCore::duty).collect();
+        let mut state = State::new(cfg.cpus.len(), placement, cfg.seed, states.len());
+        state.pstate = vec![start; cfg.cpus.len()];
+        state.dvfs_control = dvfs_control;
+        Ok(Self::assemble(cfg, state, emulators, Some((d, duties))))
     }
 
     /// The emulators' priority (`None` without emulation).
@@ -236,6 +316,9 @@ impl S2fRuntime {
             );
             let now_ms = self.shared.ms(arrival);
             if let Some(c) = &mut st.control {
+                c.on_arrival(now_ms);
+            }
+            if let Some(c) = &mut st.dvfs_control {
                 c.on_arrival(now_ms);
             }
             self.shared.place(&mut st);
@@ -300,8 +383,20 @@ impl S2fRuntime {
                 .map(|c| c.epochs().to_vec())
                 .unwrap_or_default(),
             metrics: self.shared.metrics.snapshot(0),
-            energy: self.shared.cores.energy(&st.busy_ms),
-            dynamic_energy: self.shared.cores.dynamic_energy(&st.busy_ms),
+            energy: match &self.shared.dvfs {
+                Some((d, _)) => d.chip.energy(&st.busy_ms),
+                None => self.shared.cores.energy(&st.busy_ms),
+            },
+            dynamic_energy: match &self.shared.dvfs {
+                Some((d, _)) => st
+                    .busy_ms
+                    .iter()
+                    .zip(d.chip.pstates.states())
+                    .map(|(b, s)| b * s.power)
+                    .sum(),
+                None => self.shared.cores.dynamic_energy(&st.busy_ms),
+            },
+            transitions: st.transitions,
         };
         drop(st);
         drop(self.emulators);
@@ -314,18 +409,38 @@ impl S2fRuntime {
 pub struct S2fReport {
     /// Times a request thread could not be pinned to its core's CPU.
     pub pin_failures: u64,
-    /// Busy core-ms per core type, slowest first.
+    /// Busy core-ms per core type (on DVFS cores, per P-state), slowest first.
     pub busy_ms: Vec<f64>,
+    /// DVFS cores: P-state changes.
+    pub transitions: u64,
     /// Moves to a faster core.
     pub migrations: u64,
     /// The control epochs.
     pub epochs: Vec<EpochStats>,
     /// The final counts.
     pub metrics: MetricsSnapshot,
-    /// Energy of the run in model units ([`CoreSet::energy`]).
+    /// Energy of the run in model units ([`CoreSet::energy`], or on DVFS cores
+    /// [`DvfsCores::energy`]).
     pub energy: f64,
     /// Its dynamic part.
     pub dynamic_energy: f64,
+}
+
+impl State {
+    fn new(cores: usize, control: Option<ThresholdControl>, seed: u64, levels: usize) -> State {
+        State {
+            active: Vec::new(),
+            core_req: vec![None; cores],
+            control,
+            rng: seed ^ 0x4845_5445,
+            busy_ms: vec![0.0; levels],
+            migrations: 0,
+            next_id: 0,
+            pstate: Vec::new(),
+            dvfs_control: None,
+            transitions: 0,
+        }
+    }
 }
 
 impl Shared {
@@ -343,6 +458,34 @@ impl Shared {
 
     fn ms(&self, t: Instant) -> f64 {
         t.saturating_duration_since(self.start).as_secs_f64() * 1000.0
+    }
+
+    /// Where a core's busy time goes: its type, or on DVFS cores its P-state.
+    fn level(&self, st: &State, core: usize) -> usize {
+        match self.dvfs {
+            Some(_) => st.pstate[core],
+            None => self.core_type[core],
+        }
+    }
+
+    /// DVFS cores: sets `core`'s P-state to the one its request's age gives.
+    fn set_pstate(&self, st: &mut State, core: usize, arrival: Instant) {
+        let Some((d, duties)) = &self.dvfs else {
+            return;
+        };
+        let states = d.chip.pstates.states();
+        let want = match (&d.policy, &st.dvfs_control) {
+            (DvfsPolicy::Max, _) | (_, None) => states.len() - 1,
+            (_, Some(c)) => {
+                let age = arrival.elapsed().as_secs_f64() * 1000.0;
+                pstate_for_age(age, c.thresholds(), states.len())
+            }
+        };
+        if want != st.pstate[core] {
+            st.pstate[core] = want;
+            st.transitions += 1;
+            duties[core].set_slowdown(states[states.len() - 1].speed / states[want].speed);
+        }
     }
 
     /// The fastest type's speed, relative to the slowest's.
@@ -462,6 +605,7 @@ impl Shared {
             std::thread::park();
         };
         self.pin(core);
+        self.set_pstate(&mut self.lock(), core, arrival);
         self.metrics.threads_in_use.fetch_add(1, Ordering::Relaxed);
         let start = Instant::now();
         // After each unit: its time (taken before waiting for the lock) goes to the
@@ -469,7 +613,8 @@ impl Shared {
         let account = |core: &mut usize, since: Instant| {
             let ms = since.elapsed().as_secs_f64() * 1000.0;
             let mut st = self.lock();
-            st.busy_ms[self.core_type[*core]] += ms;
+            let level = self.level(&st, *core);
+            st.busy_ms[level] += ms;
             self.place(&mut st);
             if let Some(c) = Self::core_of(&st, id) {
                 if c != *core {
@@ -477,6 +622,7 @@ impl Shared {
                     self.pin(c);
                 }
             }
+            self.set_pstate(&mut st, *core, arrival);
         };
         let merge_ms = std::cell::Cell::new(0.0);
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -515,10 +661,14 @@ impl Shared {
             // The merge's time, the departure and the placement in one critical section,
             // so a finished request is never placed.
             let mut st = self.lock();
-            st.busy_ms[self.core_type[core]] += merge_ms.get();
+            let level = self.level(&st, core);
+            st.busy_ms[level] += merge_ms.get();
             self.leave(&mut st, id);
             let now_ms = self.ms(finish);
             if let Some(c) = &mut st.control {
+                c.on_completion(now_ms, timing.latency_ms());
+            }
+            if let Some(c) = &mut st.dvfs_control {
                 c.on_completion(now_ms, timing.latency_ms());
             }
             self.place(&mut st);
@@ -530,181 +680,4 @@ impl Shared {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Spins for `ms` per unit, `units` units; tells RC its work when `hint`. With a
-    /// `gate`, its first unit waits until the gate opens.
-    struct Spin {
-        units: usize,
-        ms: f64,
-        panic: bool,
-        hint: bool,
-        gate: Option<Arc<std::sync::atomic::AtomicBool>>,
-    }
-
-    fn spin(units: usize, ms: f64) -> Spin {
-        Spin {
-            units,
-            ms,
-            panic: false,
-            hint: true,
-            gate: None,
-        }
-    }
-
-    impl Job for Spin {
-        type Part = ();
-        type Output = usize;
-        fn units(&self) -> usize {
-            self.units
-        }
-        fn run(&self, unit: usize) {
-            assert!(!self.panic, "boom");
-            if let (0, Some(gate)) = (unit, &self.gate) {
-                while !gate.load(Ordering::Acquire) {
-                    std::thread::yield_now();
-                }
-            }
-            let until = Instant::now() + Duration::from_secs_f64(self.ms / 1000.0);
-            while Instant::now() < until {
-                std::hint::spin_loop();
-            }
-        }
-        fn merge(&self, parts: Vec<()>) -> usize {
-            parts.len()
-        }
-        fn demand_hint_ms(&self) -> Option<f64> {
-            self.hint.then_some(self.units as f64 * self.ms)
-        }
-    }
-
-    fn runtime(policy: HeteroPolicy) -> S2fRuntime {
-        S2fRuntime::start(S2fConfig {
-            cores: CoreSet::parse("1@1,1@2").unwrap(),
-            cpus: vec![0, 1],
-            policy,
-            seed: 1,
-            emulation: None,
-            max_active: 100,
-            open_loop: None,
-        })
-        .unwrap()
-    }
-
-    #[test]
-    fn every_request_completes_or_fails_alone_and_long_ones_migrate() {
-        let rt = runtime(HeteroPolicy::Fixed(vec![5.0]));
-        let now = Instant::now();
-        let handles: Vec<_> = (0..6)
-            .map(|i| {
-                let job = Spin {
-                    panic: i == 3,
-                    ..spin(10, 1.0)
-                };
-                rt.submit_at(job, now, true).unwrap()
-            })
-            .collect();
-        let results: Vec<_> = handles.into_iter().map(|h| h.wait()).collect();
-        for (i, r) in results.iter().enumerate() {
-            match r {
-                Ok(done) => assert_eq!(done.output, 10),
-                Err(RequestError::Panicked(m)) => {
-                    assert_eq!(i, 3);
-                    assert!(m.contains("boom"));
-                }
-                Err(e) => panic!("{e}"),
-            }
-        }
-        let report = rt.drain();
-        assert_eq!(report.metrics.completed, 5);
-        assert_eq!(report.metrics.failed, 1);
-        // 10 ms requests pass the 5 ms threshold, so some moved to the fast core.
-        assert!(report.migrations > 0);
-        assert!(report.busy_ms[1] > 0.0);
-        assert!(report.energy > report.dynamic_energy);
-    }
-
-    #[test]
-    fn bad_configurations_are_refused() {
-        let cfg = |cpus: Vec<usize>, policy| S2fConfig {
-            cores: CoreSet::parse("1@1,1@2").unwrap(),
-            cpus,
-            policy,
-            seed: 1,
-            emulation: None,
-            max_active: 10,
-            open_loop: None,
-        };
-        assert!(S2fRuntime::start(cfg(vec![0], HeteroPolicy::Rtl)).is_err());
-        assert!(S2fRuntime::start(cfg(vec![0, 0], HeteroPolicy::Rtl)).is_err());
-        // RC without the work of a request refuses that request.
-        let rc = S2fRuntime::start(cfg(vec![0, 1], HeteroPolicy::RcHetero(5.0))).unwrap();
-        let blind = Spin {
-            hint: false,
-            ..spin(1, 0.1)
-        };
-        assert!(matches!(
-            rc.submit_at(blind, Instant::now(), true),
-            Err(S2fError::NoDemandHint)
-        ));
-        assert_eq!(rc.drain().metrics.completed, 0);
-    }
-
-    /// Runs `jobs` submitted at once and returns the report. Each waits at a gate until
-    /// all are in, so that the first ones hold their cores however slowly the
-    /// submitting thread runs (on a busy machine it could otherwise see each finish
-    /// before it submits the next).
-    fn run_all(policy: HeteroPolicy, jobs: Vec<Spin>) -> S2fReport {
-        let rt = runtime(policy);
-        let gate = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let now = Instant::now();
-        let handles: Vec<_> = jobs
-            .into_iter()
-            .map(|j| {
-                let job = Spin {
-                    gate: Some(gate.clone()),
-                    ..j
-                };
-                rt.submit_at(job, now, true).unwrap()
-            })
-            .collect();
-        gate.store(true, Ordering::Release);
-        for h in handles {
-            assert!(h.wait().is_ok());
-        }
-        rt.drain()
-    }
-
-    #[test]
-    fn oblivious_places_once_and_never_migrates() {
-        let report = run_all(
-            HeteroPolicy::Oblivious,
-            (0..8).map(|_| spin(4, 1.0)).collect(),
-        );
-        assert_eq!(report.metrics.completed, 8);
-        assert_eq!(report.migrations, 0);
-        assert!(report.epochs.is_empty());
-    }
-
-    #[test]
-    fn rc_keeps_short_requests_off_the_fast_core_and_moves_long_ones_up() {
-        // 2 ms of machine time is 4 ms of work on the speed-1 core: under a 5 ms bound.
-        let short = run_all(
-            HeteroPolicy::RcHetero(5.0),
-            (0..4).map(|_| spin(2, 1.0)).collect(),
-        );
-        assert_eq!(short.metrics.completed, 4);
-        assert_eq!(short.busy_ms[1], 0.0, "short requests ran on the fast core");
-        let long = run_all(
-            HeteroPolicy::RcHetero(5.0),
-            (0..4).map(|_| spin(5, 1.0)).collect(),
-        );
-        assert_eq!(long.metrics.completed, 4);
-        assert!(long.busy_ms[1] > 0.0);
-        assert!(
-            long.migrations > 0,
-            "no long request moved up from the slow core"
-        );
-    }
-}
+mod tests;
