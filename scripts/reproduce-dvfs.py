@@ -8,7 +8,14 @@ Usage:
   python3 scripts/reproduce-dvfs.py amp    [--requests N] [--seeds N] [--static ...] [--out DIR]
       # asymmetric EETL on 8 slow + 1 fast cores against eetl-dvfs on 9 DVFS cores whose
       # top state (1:1,2:8) equals the fast core: the talk's "AMP beats DVFS" claim
-  python3 scripts/reproduce-dvfs.py all  ...   # both
+  python3 scripts/reproduce-dvfs.py governors [--requests N] [--static fixed|voltage]
+      # pegasus and schedutil on a fine table of 9 P-states (is Pegasus's loss its steps?)
+  python3 scripts/reproduce-dvfs.py all  ...   # all three
+  python3 scripts/reproduce-dvfs.py live [--live-seeds 3,4,5] [--rps R] [--live-requests N]
+                                         [--target MS] [--static fixed|voltage] [--out DIR]
+      # issue 42's live check on this machine: 2 emulated DVFS cores (1:1,2:8, the top
+      # state the host's own speed), eetl-dvfs against max on `--workload asian:6`,
+      # interleaved seed by seed, median of the seeds (about 100 s per run)
 
 The work is issue 42's: Lucene's shape scaled so that its p99 work is just beyond a
 speed-1 core's reach of the 200 ms target (as scripts/reproduce-as2f.py's search), at
@@ -70,8 +77,9 @@ class Runner:
         args = [TAILOR, "simulate", "--cores", cores, "--demand", DEMAND, "--arrivals", "poisson",
                 "--rps", f"{LOADS[0]}:{LOADS[-1]}:{LOADS[1] - LOADS[0]}",
                 "--requests", str(self.requests), "--seed", str(self.seed),
-                "--seeds", str(self.seeds), "--target-ms", f"{TARGET:g}", "--format", "json",
-                "--table", table]
+                "--seeds", str(self.seeds), "--target-ms", f"{TARGET:g}", "--format", "json"]
+        if table:
+            args += ["--table", table]
         if pstates:
             args += ["--pstates", pstates, "--static-power", static]
         for p in policies:
@@ -92,6 +100,21 @@ def parse_pstates(text):
     return sorted((float(s), float(p)) for s, p in (x.split(":") for x in text.split(",")))
 
 
+def busy_powers(pstates, static):
+    """Each state's busy power: dynamic plus its static share under `static`."""
+    return [bp * s for bp, (s, _) in zip(busy_power_per_work(pstates, static),
+                                           parse_pstates(pstates))]
+
+
+def reprice(summary, pstates, run_rule, rule):
+    """A DVFS summary's energy per request under another static rule: the busy time per
+    state is the same, only its price changes."""
+    shares = summary["energy"]["busy_share"]
+    unit = sum(x * bp for x, bp in zip(shares, busy_powers(pstates, run_rule)))
+    busy = summary["energy"]["per_request"] / unit
+    return busy * sum(x * bp for x, bp in zip(shares, busy_powers(pstates, rule)))
+
+
 def busy_power_per_work(pstates, static):
     """Each state's busy power over its speed: its dynamic power and its share of the
     static power, 0.25 x the top's dynamic power per core (static is 20% of the chip's
@@ -99,6 +122,8 @@ def busy_power_per_work(pstates, static):
     states = parse_pstates(pstates)
     s_top, p_top = states[-1]
     share = p_top * STATIC_SHARE / (1 - STATIC_SHARE)
+    if static.startswith("busy:"):
+        return [(p + float(static[5:])) / s for s, p in states]
     return [(p + share * (s / s_top if static == "voltage" else 1.0)) / s for s, p in states]
 
 
@@ -173,12 +198,48 @@ def accept_mode(args):
         accept_rule(r, static)
 
 
+# Nine cubic states from 1 to 2 in steps of 1/8: a table fine enough that a budget cut
+# does not drop a whole third of the speed (Pegasus on RAPL has fine steps).
+FINE_PSTATES = ",".join(f"{1 + i / 8:g}:{(1 + i / 8) ** 3:g}" for i in range(9))
+
+
+def governors_mode(args):
+    """The all-core governors on a fine table (9 states): whether Pegasus's loss on the
+    3-state table comes from its coarse steps."""
+    r = Runner(args, "governors")
+    static = "voltage" if args.static == "both" else args.static
+    runs = r.sweep(str(DVFS_CORES), [f"pegasus:{TARGET:g}", "schedutil", "max"], None,
+                   "governors-fine", FINE_PSTATES, static)
+    print(f"The all-core governors on {DVFS_CORES} DVFS cores with 9 P-states `{FINE_PSTATES}` "
+          f"(static `{static}`), `{DEMAND}`, target p99 {TARGET:g} ms, {args.requests} "
+          f"requests per point; energy per request.\n")
+    print("| rps | pegasus p99 ms | pegasus energy | pegasus / max | schedutil p99 ms | "
+          "schedutil energy | schedutil / max | max energy |")
+    print("|---|---|---|---|---|---|---|---|")
+    for rps in LOADS:
+        p, u, m = (runs[(n, rps)] for n in ("pegasus", "schedutil", "max"))
+        print(f"| {rps} | {cell(p['p99'], p['p99'])} | {p['energy']:.1f} | "
+              f"{p['energy'] / m['energy']:.3f} | {cell(u['p99'], u['p99'])} | "
+              f"{u['energy']:.1f} | {u['energy'] / m['energy']:.3f} | {m['energy']:.1f} |")
+
+
+def amp_static_per_core():
+    """The asymmetric chip's static power per busy core: 20% of its peak, shared equally
+    (crates/core/src/hetero.rs)."""
+    types = [(int(c), float(x)) for c, x in (t.split("@") for t in AMP_CORES.split(","))]
+    return (STATIC_SHARE / (1 - STATIC_SHARE) * sum(c * x ** 3 for c, x in types)
+            / sum(c for c, _ in types))
+
+
 def amp_mode(args):
     r = Runner(args, "amp")
     amp_table = r.plan("eetl-amp", AMP_CORES)
     amp = r.sweep(AMP_CORES, [f"eetl:{TARGET:g}"], amp_table, "amp-eetl")
     dvfs = {}
-    for static in rules(args):
+    # With both rules, also the DVFS chip at the asymmetric chip's static power per core:
+    # what the comparison is without the bigger chip's leakage.
+    equal = [f"busy:{amp_static_per_core():.6f}"] if args.static == "both" else []
+    for static in rules(args) + equal:
         table = r.plan(f"eetl-dvfs-amp-{static}", str(DVFS_CORES), AMP_PSTATES, static)
         dvfs[static] = r.sweep(str(DVFS_CORES), [f"eetl-dvfs:{TARGET:g}", "max"], table,
                                f"amp-dvfs-{static}", AMP_PSTATES, static)
@@ -207,7 +268,7 @@ def amp_mode(args):
           + "; ".join(f"eetl-dvfs ({s}) {capacity(d, 'eetl-dvfs')}" for s, d in dvfs.items())
           + f"; max {capacity(dvfs[first], 'max')}.")
     for s, d in dvfs.items():
-        if s != first and any(abs(d[("max", rps)]["energy"] - dvfs[first][("max", rps)]["energy"])
+        if s != first and not s.startswith("busy:") and any(abs(d[("max", rps)]["energy"] - dvfs[first][("max", rps)]["energy"])
                               > 1e-6 * dvfs[first][("max", rps)]["energy"] for rps in LOADS):
             print(f"Note: max's energy under `{s}` differs from `{first}`'s: see {r.log.name}.")
     for s, d in dvfs.items():
@@ -219,8 +280,7 @@ def amp_mode(args):
     # Why: per core, the AMP chip's static power is 0.25 x its mean core's peak dynamic
     # power (cubic in speed), the DVFS chip's 0.25 x the top state's.
     types = [(int(c), float(x)) for c, x in (t.split("@") for t in AMP_CORES.split(","))]
-    static = (STATIC_SHARE / (1 - STATIC_SHARE) * sum(c * x ** 3 for c, x in types)
-              / sum(c for c, _ in types))
+    static = amp_static_per_core()
     print("\nBusy power per unit of work: AMP " + ", ".join(f"{(x ** 3 + static) / x:.2f}"
                                                           for _, x in types) + "; "
           + "; ".join(f"DVFS `{s}` " + ", ".join(f"{x:.2f}" for x in busy_power_per_work(AMP_PSTATES, s))
@@ -228,12 +288,96 @@ def amp_mode(args):
 
 
 def rules(args):
-    return ["fixed", "voltage"] if args.static == "both" else [args.static]
+    return ["voltage", "fixed"] if args.static == "both" else [args.static]
+
+
+LIVE_PSTATES = "1:1,2:8"
+LIVE_CORES = "2"
+
+
+def live_mode(args):
+    """eetl-dvfs against max on 2 emulated DVFS cores, one seed at a time, the order of the
+    two alternating, so that the machine's drift falls on both."""
+    os.makedirs(args.out, exist_ok=True)
+    static = "voltage" if args.static == "both" else args.static
+    profile = os.path.join(args.out, "asian-6-live-profile.csv")
+    if not os.path.exists(profile):
+        # The plan's demand is what a request takes in this runtime at the top state (its
+        # thread, pinning and placement included), from a calibration run of `max` on
+        # another seed: `tailor profile` times the work alone, about 30% less.
+        print(f"calibration run: max, seed 7, {args.rps:g} rps", file=sys.stderr)
+        records = os.path.join(args.out, "calibration-records.csv")
+        sh([TAILOR, "run", "--workload", "asian:6", "--policy", "max", "--cores", LIVE_CORES,
+            "--pstates", LIVE_PSTATES, "--static-power", static, "--rps", f"{args.rps:g}",
+            "--requests", str(args.live_requests), "--seed", "7", "--records", records])
+        import csv
+        with open(records) as f, open(profile, "w") as out:
+            out.write("request,t1_ms\n")
+            for r in csv.DictReader(f):
+                t1 = float(r["finish_ms"]) - float(r["start_ms"])
+                out.write(f"q{int(r['request']):05d},{t1:.6f}\n")
+    # The profile is at the host's speed, the top state's; work counts at speed 1.
+    demand = f"scale:2:profile:{profile}"
+    plan = os.path.join(args.out, f"plan-live-{static}.json")
+    sh([TAILOR, "plan", "eetl", "--demand", demand, "--cores", LIVE_CORES, "--pstates",
+        LIVE_PSTATES, "--static-power", static, "--target-ms", f"{args.target:g}",
+        "--rps", "10:100", "--seed", str(args.seed), "--out", plan])
+    eetl = f"eetl-dvfs:{args.target:g}"
+    log = open(os.path.join(args.out, f"live-{static}.jsonl"), "a")
+    runs = {}
+    seeds = [int(x) for x in args.live_seeds.split(",")]
+    for i, seed in enumerate(seeds):
+        order = ["max", eetl] if i % 2 == 0 else [eetl, "max"]
+        for pol in order:
+            print(f"running {pol}, seed {seed}, {args.rps:g} rps", file=sys.stderr)
+            out = sh([TAILOR, "run", "--workload", "asian:6", "--policy", pol, "--cores",
+                      LIVE_CORES, "--pstates", LIVE_PSTATES, "--static-power", static,
+                      "--table", plan, "--rps", f"{args.rps:g}", "--requests",
+                      str(args.live_requests), "--seed", str(seed), "--target-ms",
+                      f"{args.target:g}"])
+            s = json.loads(out.strip().splitlines()[-1])
+            log.write(json.dumps(s) + "\n")
+            log.flush()
+            runs[(pol, seed)] = s
+    print(f"Live, 2 emulated DVFS cores (P-states `{LIVE_PSTATES}`, static `{static}`), "
+          f"`--workload asian:6` at {args.rps:g} rps, {args.live_requests} requests per run, "
+          f"target p99 {args.target:g} ms; energy per request (model units over measured busy "
+          f"time).\n")
+    other = "fixed" if static != "fixed" else "voltage"
+    print("| seed | max p99 ms | max energy | eetl-dvfs p99 ms | eetl-dvfs energy | "
+          f"eetl-dvfs / max energy | the same under `{other}` | busy at the top (eetl-dvfs) |")
+    print("|---|---|---|---|---|---|---|---|")
+    priced = lambda s: reprice(s, LIVE_PSTATES, static, other)
+    for seed in seeds:
+        m, e = runs[("max", seed)], runs[(eetl, seed)]
+        print(f"| {seed} | {m['latency_ms']['p99']:.1f} | {m['energy']['per_request']:.1f} | "
+              f"{e['latency_ms']['p99']:.1f} | {e['energy']['per_request']:.1f} | "
+              f"{e['energy']['per_request'] / m['energy']['per_request']:.2f} | "
+              f"{priced(e) / priced(m):.2f} | {e['energy']['busy_share'][-1]:.0%} |")
+    med = lambda pol, f: statistics.median(f(runs[(pol, s)]) for s in seeds)
+    p99 = lambda s: s["latency_ms"]["p99"]
+    energy = lambda s: s["energy"]["per_request"]
+    mp, me, ep, ee = med("max", p99), med("max", energy), med(eetl, p99), med(eetl, energy)
+    mo, eo = med("max", priced), med(eetl, priced)
+    print(f"| median | {mp:.1f} | {me:.1f} | {ep:.1f} | {ee:.1f} | {ee / me:.2f} | "
+          f"{eo / mo:.2f} | |\n")
+    t = args.target
+    if mp <= t:
+        verdict(ep <= t, f"eetl-dvfs's median p99 {ep:.1f} ms against the {t:g} ms target "
+                         f"that max meets ({mp:.1f} ms)")
+    else:
+        print(f"- max's median p99 {mp:.1f} ms misses {t:g} ms: the check needs a target max meets")
+    verdict(ee < me, f"eetl-dvfs's median energy {ee:.1f} against max's {me:.1f} "
+                     f"({ee / me:.2f}x; {eo / mo:.2f}x under `{other}`)")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["accept", "amp", "all"])
+    ap.add_argument("mode", choices=["accept", "amp", "governors", "all", "live"])
+    ap.add_argument("--live-seeds", default="3,4,5", help="live: the seeds, comma-separated")
+    ap.add_argument("--rps", type=float, default=20.0, help="live: the load")
+    ap.add_argument("--live-requests", type=int, default=2000, help="live: requests per run")
+    ap.add_argument("--target", type=float, default=130.0, help="live: the p99 target, ms")
     ap.add_argument("--requests", type=int, default=100000)
     ap.add_argument("--seed", type=int, default=1, help="the first seed (plans use it too)")
     ap.add_argument("--seeds", type=int, default=1, help="seeds per point; the median is shown")
@@ -241,12 +385,18 @@ def main():
                     help="how static power follows the P-state (tailor simulate --static-power)")
     ap.add_argument("--out", default=os.path.join("runs", "dvfs", datetime.date.today().isoformat()))
     args = ap.parse_args()
+    if args.mode == "live":
+        return live_mode(args)
     if args.mode in ("accept", "all"):
         accept_mode(args)
     if args.mode == "all":
         print()
     if args.mode in ("amp", "all"):
         amp_mode(args)
+    if args.mode == "all":
+        print()
+    if args.mode in ("governors", "all"):
+        governors_mode(args)
 
 
 if __name__ == "__main__":

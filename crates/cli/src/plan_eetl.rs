@@ -28,9 +28,9 @@ pub(crate) struct EetlArgs {
     /// types; the thresholds are then one per faster state, for eetl-dvfs:T.
     #[arg(long)]
     pstates: Option<String>,
-    /// With --pstates: how static power follows the P-state (fixed or voltage; as
-    /// `tailor simulate --static-power`).
-    #[arg(long, default_value = "fixed", requires = "pstates")]
+    /// With --pstates: how static power follows the P-state (voltage, fixed or busy:W;
+    /// as `tailor simulate --static-power`).
+    #[arg(long, default_value = "voltage", requires = "pstates")]
     static_power: String,
     /// The p99 target, ms.
     #[arg(long, value_parser = bounds::MS)]
@@ -306,6 +306,10 @@ pub(crate) fn eetl(args: EetlArgs) -> anyhow::Result<()> {
         pstates: match &cores {
             Machine::Amp(_) => None,
             Machine::Dvfs(d) => Some(d.pstates.spec()),
+        },
+        static_power: match &cores {
+            Machine::Amp(_) => None,
+            Machine::Dvfs(d) => Some(d.static_rule.name()),
         },
         thresholds_ms: low.thresholds,
         z_max: 1.0,

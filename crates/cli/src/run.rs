@@ -57,8 +57,8 @@ pub(crate) struct RunArgs {
     /// request's P-state; the top state is this machine's own speed.
     #[arg(long)]
     pstates: Option<String>,
-    /// With --pstates: how static power follows the P-state, fixed or voltage.
-    #[arg(long, default_value = "fixed", requires = "pstates")]
+    /// With --pstates: how static power follows the P-state, voltage, fixed or busy:W.
+    #[arg(long, default_value = "voltage", requires = "pstates")]
     static_power: String,
     /// Heterogeneous cores: the slow-core emulators' duty-cycle period in us (0: no
     /// emulation).

@@ -22,10 +22,11 @@ pub(crate) struct DvfsArgs {
     #[arg(long, default_value_t = tailor_core::SCHEDUTIL_RATE_LIMIT_MS * 1000.0,
           value_parser = bounds::US0, requires = "pstates")]
     rate_limit_us: f64,
-    /// How a busy core's share of static power follows its P-state: `fixed` (the same in
-    /// every state, as every core type's on asymmetric cores) or `voltage` (scaled by
-    /// speed over the top's; docs/dvfs.md).
-    #[arg(long, default_value = "fixed", value_parser = parse_static, requires = "pstates")]
+    /// How a busy core's share of static power follows its P-state: `voltage` (scaled by
+    /// speed over the top's, as leakage falls with voltage), `fixed` (the same in every
+    /// state, as every core type's on asymmetric cores) or `busy:W` (W per busy core,
+    /// e.g. another chip's); docs/dvfs.md.
+    #[arg(long, default_value = "voltage", value_parser = parse_static, requires = "pstates")]
     static_power: StaticRule,
 }
 

@@ -159,6 +159,16 @@ fn plans_and_policies_must_match_their_cores() {
     let mut c = on("9", Some(PSTATES));
     c.extend_from_slice(&["--table", dvfs, "--policy", "eetl-dvfs:200"]);
     refused(&c, "plan one for these cores");
+    let mut v = on("9", Some("1:1,2:8"));
+    v.extend_from_slice(&[
+        "--static-power",
+        "fixed",
+        "--table",
+        dvfs,
+        "--policy",
+        "eetl-dvfs:200",
+    ]);
+    refused(&v, "static power voltage");
     let mut d = on("4", Some("1:1,2:8"));
     d.extend_from_slice(&["--table", dvfs, "--policy", "eetl-dvfs:200"]);
     refused(&d, "plan one for these cores");
@@ -178,7 +188,14 @@ fn plans_and_policies_must_match_their_cores() {
     // The planner refuses a table whose slow state costs more per unit of work.
     let out = plan(
         dir.join("x.json").to_str().unwrap(),
-        &["--cores", "1", "--pstates", "1:3.2,2:8"],
+        &[
+            "--cores",
+            "1",
+            "--pstates",
+            "1:3.2,2:8",
+            "--static-power",
+            "fixed",
+        ],
     );
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("cannot save energy"));

@@ -65,6 +65,10 @@ pub struct EetlPlan {
     /// the thresholds are then one per faster state. Absent for core types.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pstates: Option<String>,
+    /// For DVFS cores: the static-power rule planned with (the default, `voltage`, when
+    /// absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub static_power: Option<String>,
     /// t*: the low-load thresholds (Fig. 5.3), one per faster core type, ms.
     pub thresholds_ms: Vec<f64>,
     /// The largest z the controller may set.
@@ -390,6 +394,7 @@ mod tests {
             setpoint_ms: 100.0,
             cores: "8@1,1@2".into(),
             pstates: None,
+            static_power: None,
             thresholds_ms: vec![40.0],
             z_max: 1.0,
             window: 2000,

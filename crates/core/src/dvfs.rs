@@ -7,10 +7,11 @@
 //! charged, as for asymmetric cores, only while a core is busy.
 //!
 //! How a core's share of that static power moves with its P-state is a modelling choice
-//! ([`StaticRule`]): `fixed` (the default) keeps it, as the asymmetric-core model gives
-//! every core the same share whatever its size; `voltage` scales it with the state's
-//! voltage, taken as proportional to speed (leakage power is V × leakage current).
-//! docs/dvfs.md shows why the choice decides the DVFS-against-asymmetric comparison.
+//! ([`StaticRule`]): `voltage` (the default) scales it with the state's voltage, taken as
+//! proportional to speed (leakage power is V × leakage current, and V tracks f, the
+//! assumption that makes dynamic power cubic); `fixed` keeps it, as the asymmetric-core
+//! model gives every core the same share whatever its size. docs/dvfs.md shows why the
+//! choice decides how DVFS compares with asymmetric cores.
 
 use std::sync::Arc;
 
@@ -96,37 +97,45 @@ impl PStates {
 }
 
 /// How a busy core's share of the chip's static power depends on its P-state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum StaticRule {
     /// The same share in every state, as every core type gets the same share on
-    /// asymmetric cores (`CoreSet::busy_power`): the literal "as in the AS2F model".
-    #[default]
+    /// asymmetric cores (`CoreSet::busy_power`).
     Fixed,
     /// The share times the state's speed over the top's: leakage power is voltage times
     /// leakage current, and voltage is taken to track frequency (the same assumption
-    /// that makes dynamic power cubic).
+    /// that makes dynamic power cubic). The default.
+    #[default]
     Voltage,
+    /// `busy:W`: every busy core pays W in every state, whatever the chip's peak: for
+    /// comparing with another chip at its static power per core (an asymmetric chip's
+    /// 8@1,1@2 pays 4/9).
+    Busy(f64),
 }
 
 impl StaticRule {
-    /// Parses `fixed` or `voltage` (`--static-power`).
+    /// Parses `fixed`, `voltage` or `busy:W` (`--static-power`).
     pub fn parse(text: &str) -> Result<StaticRule, SpecError> {
-        match text {
-            "fixed" => Ok(StaticRule::Fixed),
-            "voltage" => Ok(StaticRule::Voltage),
-            _ => Err(SpecError::syntax(
-                "--static-power",
-                text,
-                "expected fixed or voltage",
-            )),
+        let bad = |why: &str| SpecError::syntax("--static-power", text, why);
+        match text.split_once(':') {
+            None if text == "fixed" => Ok(StaticRule::Fixed),
+            None if text == "voltage" => Ok(StaticRule::Voltage),
+            Some(("busy", w)) => w
+                .parse::<f64>()
+                .ok()
+                .filter(|w| w.is_finite() && *w >= 0.0 && *w <= 1e6)
+                .map(StaticRule::Busy)
+                .ok_or_else(|| bad("busy:W needs a power W of 0 or more")),
+            _ => Err(bad("expected fixed, voltage or busy:W")),
         }
     }
 
-    /// The rule's name.
-    pub fn name(self) -> &'static str {
+    /// The rule's name, as `parse` reads it.
+    pub fn name(self) -> String {
         match self {
-            StaticRule::Fixed => "fixed",
-            StaticRule::Voltage => "voltage",
+            StaticRule::Fixed => "fixed".into(),
+            StaticRule::Voltage => "voltage".into(),
+            StaticRule::Busy(w) => format!("busy:{w}"),
         }
     }
 }
@@ -164,11 +173,12 @@ impl DvfsCores {
     pub fn busy_power(&self, k: usize) -> f64 {
         let state = self.pstates.states[k];
         let share = self.static_power() / self.count.max(1) as f64;
-        let scale = match self.static_rule {
-            StaticRule::Fixed => 1.0,
-            StaticRule::Voltage => state.speed / self.pstates.top().speed,
-        };
-        state.power + share * scale
+        state.power
+            + match self.static_rule {
+                StaticRule::Fixed => share,
+                StaticRule::Voltage => share * state.speed / self.pstates.top().speed,
+                StaticRule::Busy(w) => w,
+            }
     }
 
     /// The least energy per unit of work any state gives, over the top state's: a floor
@@ -372,8 +382,11 @@ mod tests {
     #[test]
     fn static_power_is_a_fifth_of_the_chips_peak() {
         // 9 cores whose top state is (2, 8): peak dynamic 72, static 72 / 4 = 18, so a
-        // busy core at the top draws 8 + 2 = 10 and at (1, 1) draws 3.
-        let chip = DvfsCores::new(9, PStates::parse("1:1,2:8").unwrap());
+        // busy core at the top draws 8 + 2 = 10 and, with a fixed share, 3 at (1, 1).
+        let chip = DvfsCores {
+            static_rule: StaticRule::Fixed,
+            ..DvfsCores::new(9, PStates::parse("1:1,2:8").unwrap())
+        };
         assert!((chip.static_power() - 18.0).abs() < 1e-12);
         assert!((chip.busy_power(1) - 10.0).abs() < 1e-12);
         assert!((chip.busy_power(0) - 3.0).abs() < 1e-12);
@@ -386,7 +399,10 @@ mod tests {
     #[test]
     fn a_voltage_floor_can_make_the_slow_state_the_costlier() {
         // (1, 3.2) and (2, 8) on 1 core: static 2, so 5.2 per work slow, 5 fast.
-        let chip = DvfsCores::new(1, PStates::parse("1:3.2,2:8").unwrap());
+        let chip = DvfsCores {
+            static_rule: StaticRule::Fixed,
+            ..DvfsCores::new(1, PStates::parse("1:3.2,2:8").unwrap())
+        };
         assert!(!chip.efficient());
     }
 
@@ -394,13 +410,15 @@ mod tests {
     fn under_a_fixed_static_share_a_cubic_table_saves_at_most_four_tenths() {
         // Per unit of work, (s³ + s_top³/4) / s is least at s = s_top / 2, where it is
         // 0.6 of the top's: no cubic table does better, whatever its states.
-        let chip = DvfsCores::new(9, PStates::parse("0.5:0.125,1:1,1.5:3.375,2:8").unwrap());
-        assert!((chip.energy_floor() - 0.6).abs() < 1e-12);
-        // With static power following voltage, (1 + 1) / 1 against (8 + 2) / 2.
         let chip = DvfsCores {
-            static_rule: StaticRule::Voltage,
-            ..DvfsCores::new(9, PStates::parse("1:1,2:8").unwrap())
+            static_rule: StaticRule::Fixed,
+            ..DvfsCores::new(9, PStates::parse("0.5:0.125,1:1,1.5:3.375,2:8").unwrap())
         };
+        assert!((chip.energy_floor() - 0.6).abs() < 1e-12);
+        // With static power following voltage (the default), (1 + 1) / 1 against
+        // (8 + 2) / 2.
+        let chip = DvfsCores::new(9, PStates::parse("1:1,2:8").unwrap());
+        assert_eq!(chip.static_rule, StaticRule::Voltage);
         assert!((chip.busy_power(0) - 2.0).abs() < 1e-12);
         assert!((chip.busy_power(1) - 10.0).abs() < 1e-12);
         assert!((chip.energy_floor() - 0.4).abs() < 1e-12);

@@ -72,16 +72,21 @@ impl ThresholdControl {
                 .as_deref()
                 .and_then(|p| crate::PStates::parse(p).ok())
                 .map(|p| p.spec());
+            let default = crate::StaticRule::default().name();
+            let rule = plan.static_power.as_deref().unwrap_or(&default);
+            let planned_rule = crate::StaticRule::parse(rule).map(|r| r.name());
             let same = plan.cores.trim() == cores.count.to_string()
-                && planned.as_deref() == Some(cores.pstates.spec().as_str());
+                && planned.as_deref() == Some(cores.pstates.spec().as_str())
+                && planned_rule.as_deref() == Ok(cores.static_rule.name().as_str());
             if !same {
                 return Err(format!(
-                    "the eetl plan is for cores {} with P-states {}, not {} with {}; plan one \
-                     for these cores",
+                    "the eetl plan is for cores {} with P-states {} and static power {rule}, \
+                     not {} with {} and {}; plan one for these cores",
                     plan.cores,
                     plan.pstates.as_deref().unwrap_or("(none)"),
                     cores.count,
-                    cores.pstates.spec()
+                    cores.pstates.spec(),
+                    cores.static_rule.name()
                 ));
             }
         }
@@ -248,6 +253,7 @@ mod tests {
             setpoint_ms: 25.0,
             cores: "1@1,1@2".into(),
             pstates: None,
+            static_power: None,
             thresholds_ms: vec![20.0],
             z_max: 1.0,
             window: 2000,

@@ -17,6 +17,7 @@
 use std::collections::VecDeque;
 
 use crate::dvfs::PStates;
+use crate::hetero::AGE_TOLERANCE_MS;
 use crate::summary::exact_quantile;
 
 /// PELT's half-life in ms: y^32 = 1/2 with 1 ms periods.
@@ -25,11 +26,11 @@ pub const PELT_HALF_LIFE_MS: f64 = 32.0;
 pub const SCHEDUTIL_HEADROOM: f64 = 1.25;
 /// schedutil's default minimum time between speed changes, in ms (intel_pstate's 500 us).
 pub const SCHEDUTIL_RATE_LIMIT_MS: f64 = 0.5;
-/// Ages within this of a threshold count as past it (the simulator's float slack).
-const AGE_TOLERANCE_MS: f64 = 1e-9;
 
 /// The P-state (index into the table, slowest first) for a request of age `age_ms` under
-/// slow-to-fast thresholds, ascending: one step up for each threshold passed, at most the
+/// slow-to-fast thresholds, ascending (ages within [`AGE_TOLERANCE_MS`] below a threshold
+/// count as past it, as on asymmetric cores, so that a crossing scheduled at arrival +
+/// threshold is seen then despite rounding): one step up for each threshold passed, at most the
 /// top. All zeros (`tl-dvfs`) is the top state from the start.
 pub fn pstate_for_age(age_ms: f64, thresholds_ms: &[f64], states: usize) -> usize {
     let passed = thresholds_ms

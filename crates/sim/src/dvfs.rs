@@ -395,7 +395,7 @@ impl Sim<'_> {
     /// to) the state the request will start in.
     fn place(&mut self) {
         while let Some(&slot) = self.waiting.front() {
-            let want = self.wanted_state(0.0);
+            let want = self.wanted_state(self.now - self.reqs[slot].arrival);
             let idle = |c: &&Core| c.req.is_none();
             let target = |c: &Core| c.transition.map_or(c.state, |(to, _)| to);
             let Some(core) = self

@@ -50,7 +50,7 @@ fn latencies(out: &SimOutput) -> Vec<f64> {
 fn max_and_tl_dvfs_run_at_the_top_and_pay_its_power() {
     let max = run("1:1,2:8", 2, "max", 0.02, spaced(100.0, 20, 2));
     assert!(latencies(&max).iter().all(|l| (l - 50.0).abs() < 1e-9));
-    // 9 cores' worth of static per core would be 2; on 2 cores, 0.25 * 16 / 2 = 2 too.
+    // Static power is a fifth of the chip's peak: 0.25 * 8 = 2 per busy core at the top.
     let e = max.summary.energy.as_ref().unwrap();
     assert!((e.per_request - 50.0 * 10.0).abs() < 1e-6, "{e:?}");
     assert_eq!(e.busy_share, vec![0.0, 1.0]);
@@ -70,11 +70,12 @@ fn a_core_steps_up_at_the_threshold_and_the_change_runs_slow() {
     }
     // Up once per request, and down at each request after the first.
     assert_eq!(out.summary.transitions_per_request, Some(39.0 / 20.0));
-    // Energy: 40 ms at (1 + 2), 20 us and 29.99 ms at (8 + 2). The step back down comes
-    // when the next request lands on the core still at the top: 20 us at speed 1 but
-    // the top's power, 7 more per ms, for 19 of the 20.
+    // Energy, static power following voltage (2 at the top, 1 at half speed): 40 ms at
+    // (1 + 1), 20 us and 29.99 ms at (8 + 2). The step back down comes when the next
+    // request lands on the core still at the top: 20 us at speed 1 but the top's power,
+    // 8 more per ms, for 19 of the 20.
     let e = out.summary.energy.as_ref().unwrap();
-    let expect = 40.0 * 3.0 + (0.02 + 29.99) * 10.0 + 0.02 * 7.0 * 19.0 / 20.0;
+    let expect = 40.0 * 2.0 + (0.02 + 29.99) * 10.0 + 0.02 * 8.0 * 19.0 / 20.0;
     assert!((e.per_request - expect).abs() < 1e-6, "{e:?}");
     // With free changes, exactly the asymmetric engine's 1 slow + 1 fast core with one
     // request at a time.
@@ -89,6 +90,22 @@ fn a_core_steps_up_at_the_threshold_and_the_change_runs_slow() {
     .unwrap();
     for (a, b) in latencies(&free).iter().zip(latencies(&amp)) {
         assert!((a - b).abs() < 1e-9, "{a} vs {b}");
+    }
+}
+
+#[test]
+fn a_crossing_late_in_a_long_run_is_not_missed() {
+    // Past 2^26 ms an f64 time has about 1e-8 ms of resolution: arrival + threshold can
+    // land just below the threshold's age, and must still count as the crossing.
+    let b = base(
+        Demand::Const { ms: 100.0 },
+        Arrivals::Trace((0..200).map(|i| 1.0e8 + i as f64 * 333.3).collect()),
+        200,
+        1,
+    );
+    let out = run("1:1,2:8", 1, "s2f-dvfs:40.1", 0.0, b);
+    for l in latencies(&out) {
+        assert!((l - (40.1 + 59.9 / 2.0)).abs() < 1e-5, "{l}");
     }
 }
 
