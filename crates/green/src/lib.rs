@@ -10,9 +10,21 @@
 //!   predictions (`prediction.csv`), read with errors that name the file, line and field.
 
 //! - [`profile`]: a run's power epoch by epoch, for charts.
+//! - [`generate`]: seeded workloads and solar days shaped from the appendices' facts;
+//!   [`predict`]: the solar prediction of §A.4.5; [`archive`]: the Grid Workload
+//!   Archive's and the Parallel Workload Archive's (SWF) trace formats.
+//! - [`sla`]: Green SLAs (appendix A): the profit model, SA, LP (a MILP), FF and SGP, and
+//!   their simulator.
+//! - [`par`]: GreenPar (appendix B): Baseline, Reactive, Aggressive, Offline and
+//!   Nebulous, and their simulator.
 
+pub mod archive;
+pub mod generate;
 pub mod input;
+pub mod par;
+pub mod predict;
 pub mod profile;
+pub mod sla;
 
 pub use input::{Job, Prediction, Solar, EPOCH_H};
 pub use profile::EpochPower;
