@@ -9,7 +9,7 @@
 //! - [`input`]: the job trace (`jobs.csv`), the solar production (`solar.csv`) and its
 //!   predictions (`prediction.csv`), read with errors that name the file, line and field.
 
-//! - [`profile`]: a run's power epoch by epoch, for charts.
+//! - [`profile`]: a run's power epoch by epoch, and [`chart`], its SVG chart.
 //! - [`generate`]: seeded workloads and solar days shaped from the appendices' facts;
 //!   [`predict`]: the solar prediction of §A.4.5; [`archive`]: the Grid Workload
 //!   Archive's and the Parallel Workload Archive's (SWF) trace formats.
@@ -19,6 +19,7 @@
 //!   Nebulous, and their simulator.
 
 pub mod archive;
+pub mod chart;
 pub mod generate;
 pub mod input;
 pub mod par;
@@ -26,5 +27,6 @@ pub mod predict;
 pub mod profile;
 pub mod sla;
 
+pub use chart::power_chart;
 pub use input::{Job, Prediction, Solar, EPOCH_H};
 pub use profile::EpochPower;
