@@ -1,6 +1,6 @@
 //! Solar prediction from cloud cover (Haque's dissertation, §A.4.5; also §B.4): E_p(t) = B(t)(1 − CloudCover), with the cover re-estimated from the last hour's production whenever that predicted better.
 //!
-//! The method (§A.4.5, from the dissertation's refs. [57], [136], [56]):
+//! The method (§A.4.5, from the dissertation's refs. 57, 136 and 56):
 //!
 //! - **B(t)**, the energy expected under clear skies, is set for each hour of the day to the
 //!   energy of that hour on the best (highest-production) day of the previous month:
