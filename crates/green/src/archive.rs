@@ -701,4 +701,39 @@ mod tests {
             .to_string()
             .contains("swf, gwf"));
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_is_read_or_refused_never_panics(text in "[ -~\n\t]{0,300}") {
+            for format in [Format::Swf, Format::Gwf] {
+                let _ = parse(&text, "x", format, &ArchiveOptions::default());
+            }
+        }
+
+        #[test]
+        fn swf_records_come_back_as_jobs(
+            rows in proptest::collection::vec((0u32..1_000_000, 1u32..200_000, 1u32..5000), 1..40),
+            divisor in 1u32..50,
+        ) {
+            let text: String = rows
+                .iter()
+                .enumerate()
+                .map(|(i, (submit, run, procs))| {
+                    format!("{} {submit} 0 {run} {procs} -1 -1 -1 -1 -1 1 1 1 -1 1 -1 -1 -1\n", i + 1)
+                })
+                .collect();
+            let options = ArchiveOptions { sizing: Sizing::Divide(divisor), ..ArchiveOptions::default() };
+            let loaded = parse(&text, "p.swf", Format::Swf, &options).unwrap();
+            proptest::prop_assert_eq!(loaded.jobs.len(), rows.len());
+            let origin = rows.iter().map(|r| r.0).min().unwrap();
+            for job in &loaded.jobs {
+                let (submit, run, procs) = rows[job.line as usize - 1];
+                proptest::prop_assert_eq!(job.id.clone(), job.line.to_string());
+                proptest::prop_assert!((job.arrival_h - f64::from(submit - origin) / 3600.0).abs() < 1e-9);
+                proptest::prop_assert!((job.runtime_h - f64::from(run) / 3600.0).abs() < 1e-9);
+                proptest::prop_assert_eq!(job.servers, procs.div_ceil(divisor));
+            }
+            proptest::prop_assert!(loaded.jobs.windows(2).all(|w| w[0].arrival_h <= w[1].arrival_h));
+        }
+    }
 }

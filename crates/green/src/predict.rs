@@ -425,4 +425,30 @@ mod tests {
         assert_eq!(p.kw(0, 13 * 4), None);
         assert_eq!(p.kw(13 * 4, 13 * 4), Some(best.epoch_kw(13 * 4)));
     }
+
+    proptest::proptest! {
+        #[test]
+        fn predictions_lie_between_zero_and_the_best_day(
+            cover in proptest::collection::vec(0.0f64..=1.0, 1..60),
+            noise in proptest::collection::vec(-0.5f64..0.5, 60),
+            horizon in 1usize..50,
+        ) {
+            let best = hump();
+            let solar = produce(&best, &cover);
+            let hours = cover.len();
+            let fc = forecast(hours, |t, h| {
+                (cover.get(h).copied().unwrap_or(0.0) + noise[(t + h) % 60]).clamp(0.0, 1.0)
+            });
+            let p = predict(&best, &solar, &fc, horizon);
+            proptest::prop_assert_eq!(p.issues().len(), hours);
+            for (&issued, rows) in p.issues() {
+                proptest::prop_assert_eq!(rows[0].0, issued);
+                let want = (horizon * EPOCHS_PER_HOUR).min(solar.kw.len() - issued);
+                proptest::prop_assert_eq!(rows.len(), want);
+                for &(k, kw) in rows {
+                    proptest::prop_assert!((0.0..=best.epoch_kw(k) + 1e-12).contains(&kw));
+                }
+            }
+        }
+    }
 }
