@@ -1,0 +1,192 @@
+//! GreenPar's optimizing policies, Aggressive and Offline (§B.3.2): plans from [`super::plan`] over what each may know, re-planned when the world moves.
+//!
+//! **Offline** has oracle knowledge: every job's arrival, true runtime and speedup, and
+//! the actual solar production. It plans all jobs at once (J is the whole trace, so its
+//! horizon is the trace's, a departure from the appendix's 24 hours re-solved
+//! periodically, which for a 24-hour trace is the same) and follows the plan; it
+//! re-plans only if the simulation leaves the plan, which happens when a job had to
+//! wait (the revert rule) or a plan ends a hair before the simulated job does.
+//!
+//! **Aggressive** knows runtimes (estimates, with the configured error) and speedups but
+//! not the future: J holds the running jobs and the arriving one, GE(t) is the latest
+//! prediction (0 past its reach). It re-plans when a job arrives (choosing its V_j),
+//! when one finishes ("it recomputes a new schedule whenever a job completes", §B.5),
+//! when a new prediction is issued (we re-plan on every issue rather than judging which
+//! changes are significant), after a revert, and when a job outlives its plan (its
+//! estimate was short: it is then assumed to have one epoch of work left).
+//! B.6's average runs over |J|: for Aggressive we count every job arrived so far (the
+//! finished ones' runtimes are constants of the objective), so runtime does not weigh
+//! more in the morning's first plans just because few jobs have arrived.
+
+use std::collections::HashMap;
+
+use super::plan::{Instance, Task, TaskPlan, MIN_REMAINING_H};
+use super::policy::{epoch_of, requested, Allocator, View};
+
+/// Aggressive or Offline.
+#[derive(Debug, Clone)]
+pub(crate) struct Optimizer {
+    /// Offline's oracle knowledge (true runtimes, future jobs, actual production).
+    oracle: bool,
+    /// Each job's runtime on its requested allocation as the policy knows it, hours.
+    runtime_h: Vec<f64>,
+    /// The current plan, by job.
+    plans: HashMap<usize, TaskPlan>,
+    /// Whether a plan has been made.
+    planned: bool,
+}
+
+impl Optimizer {
+    /// Aggressive, with runtime estimates `estimate_h`.
+    pub(crate) fn aggressive(estimate_h: Vec<f64>) -> Optimizer {
+        Optimizer {
+            oracle: false,
+            runtime_h: estimate_h,
+            plans: HashMap::new(),
+            planned: false,
+        }
+    }
+
+    /// Offline, with the true runtimes `runtime_h`.
+    pub(crate) fn offline(runtime_h: Vec<f64>) -> Optimizer {
+        Optimizer {
+            oracle: true,
+            runtime_h,
+            plans: HashMap::new(),
+            planned: false,
+        }
+    }
+
+    /// A task for job `job` starting at `start_h` with nothing done.
+    fn new_task(&self, view: &View<'_>, job: usize, start_h: f64) -> Task {
+        let info = &view.jobs[job];
+        let runtime = self.runtime_h[job];
+        Task {
+            job,
+            requested: info.requested,
+            profile: info.profile,
+            vms: None,
+            servers_now: None,
+            start_h,
+            from_h: start_h.max(view.now_h),
+            remaining_h: runtime,
+            deadline_h: start_h + view.cfg.slowdown * runtime,
+        }
+    }
+
+    /// Plans the running jobs, `arriving` (starting now), and for Offline the jobs yet
+    /// to arrive.
+    fn replan(&mut self, view: &View<'_>, arriving: Option<usize>) {
+        let mut tasks: Vec<Task> = view
+            .running
+            .iter()
+            .map(|r| {
+                let runtime = self.runtime_h[r.job];
+                Task {
+                    job: r.job,
+                    requested: view.jobs[r.job].requested,
+                    profile: view.jobs[r.job].profile,
+                    vms: Some(r.vms),
+                    servers_now: (!r.fresh).then_some(r.servers),
+                    start_h: r.start_h,
+                    from_h: view.now_h,
+                    remaining_h: (runtime - r.done_h).max(MIN_REMAINING_H),
+                    deadline_h: r.start_h + view.cfg.slowdown * runtime,
+                }
+            })
+            .collect();
+        if let Some(j) = arriving {
+            tasks.push(self.new_task(view, j, view.now_h));
+        }
+        if self.oracle {
+            for j in view.arrived..view.jobs.len() {
+                if !view.started[j] && Some(j) != arriving {
+                    tasks.push(self.new_task(view, j, view.jobs[j].arrival_h));
+                }
+            }
+        }
+        let last = tasks
+            .iter()
+            .map(Instance::last_epoch_for)
+            .max()
+            .unwrap_or(view.epoch);
+        let jobs = if self.oracle {
+            view.jobs.len()
+        } else {
+            view.arrived
+        };
+        let inst = if self.oracle {
+            Instance::new(view.cfg, view.capacity, view.now_h, last, jobs, |e| {
+                view.solar.kw_at(e)
+            })
+        } else {
+            Instance::new(view.cfg, view.capacity, view.now_h, last, jobs, |e| {
+                view.predicted_kw(e).unwrap_or(0.0)
+            })
+        };
+        // The first pass takes the jobs with the best speedups first.
+        let mut order: Vec<usize> = (0..tasks.len()).collect();
+        let best_gain = |t: &Task| {
+            let n = t.requested;
+            t.profile
+                .speed(n, 2 * n, 2 * n)
+                .max(t.profile.speed(n, 4 * n, 2 * n))
+        };
+        order.sort_by(|&a, &b| {
+            best_gain(&tasks[b])
+                .total_cmp(&best_gain(&tasks[a]))
+                .then(a.cmp(&b))
+        });
+        let plans = inst.solve(&tasks, &order);
+        self.plans = tasks.iter().map(|t| t.job).zip(plans).collect();
+        self.planned = true;
+    }
+
+    /// Whether the plan covers every running job in this epoch with its VMs.
+    fn covers(&self, view: &View<'_>) -> bool {
+        view.running.iter().all(|r| {
+            self.plans
+                .get(&r.job)
+                .is_some_and(|p| p.vms == r.vms && p.servers_at(view.epoch).is_some())
+        })
+    }
+}
+
+impl Allocator for Optimizer {
+    fn vms(&mut self, view: &View<'_>, job: usize) -> u32 {
+        let known = self.oracle
+            && self
+                .plans
+                .get(&job)
+                .is_some_and(|p| p.servers_at(view.epoch).is_some());
+        if !known {
+            self.replan(view, Some(job));
+        }
+        self.plans
+            .get(&job)
+            .map_or(2 * view.jobs[job].requested, |p| p.vms)
+    }
+
+    fn allocate(&mut self, view: &View<'_>) -> Vec<u32> {
+        let ev = view.events;
+        let issued = ev.new_epoch && view.prediction.issues().contains_key(&view.epoch);
+        let stale = !self.planned
+            || ev.after_pressure
+            || !self.covers(view)
+            || (!self.oracle && (ev.finished || issued));
+        if stale && !view.running.is_empty() {
+            self.replan(view, None);
+        }
+        if !self.covers(view) {
+            return requested(view);
+        }
+        view.running
+            .iter()
+            .map(|r| {
+                self.plans[&r.job]
+                    .servers_at(epoch_of(view.now_h))
+                    .expect("covered")
+            })
+            .collect()
+    }
+}
