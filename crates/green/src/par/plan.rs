@@ -4,9 +4,14 @@
 //! BrownCost = Σ_t BrownEn(t)·PB(t) (B.2), BrownEn(t) = max(0, En(t) − GE(t)) (B.3), En(t)
 //! the jobs' power on their servers S_j(t) plus migrations ME(|S_j(t) − S_j(t−1)|) (B.4,
 //! B.5) plus the sleeping servers, and AvgRuntime the jobs' mean runtime (B.6-B.8).
-//! β weighs hours of average runtime in units of one server-hour's electricity (§B.4
-//! derives β = 8 as a VM-hour's price over a server-hour's electricity cost; with
-//! Parasol's 30 W servers an hour of average runtime is then worth β·30 Wh·PB). The
+//! The text writes β·AvgRuntime without units; §B.4 derives β = 8 as the price of renting
+//! a cloud server for an hour ($0.24) over the electricity of running a matching server
+//! for that hour (0.3 kWh at PB). We read it accordingly: an hour of a job's runtime costs
+//! β times the electricity of its N_j requested servers (Parasol's 30 W each) for that
+//! hour, averaged over |J| as in B.6, so a job's runtime weighs in proportion to its size
+//! (a departure from B.6's plain average; charging every job one 0.3 kWh server instead
+//! made the plans buy runtime with brown energy, and one 30 W server let them give up
+//! runtime for little energy, on our profiles). The
 //! constraints: each job starts on arrival and is never preempted (B.8), runs V_j ∈
 //! {2N_j, 4N_j} VMs chosen at its start on an allowed n ≤ V_j servers, the servers in use
 //! never exceed C, and each job finishes within F times its runtime on the requested
@@ -24,11 +29,15 @@
 //!   are exact, not rounded;
 //! - the jobs are coordinated by block coordinate descent: start from the requested
 //!   allocations, then replace each job's schedule by its best response while that
-//!   lowers the objective (the start: N_j servers, and 2N_j VMs where V_j is still
-//!   open), the first pass taking the jobs with the best speedups first
+//!   lowers the objective, the first pass taking the jobs with the best speedups first
 //!   (so they claim green energy first, as §B.5 says Offline's optimum does), until a pass
 //!   improves nothing or [`MAX_PASSES`] passes. Every accepted step lowers Eq. B.1, so
 //!   the result is never worse than the requested allocations, but it is a local optimum;
+//!   The descent starts from the requested allocations (N_j servers; 2N_j VMs where V_j
+//!   is open), which the admission rule makes fit, so each job's N_j servers stay free
+//!   for it whatever the jobs visited before it take; a starting plan that overruns the
+//!   servers (future jobs that would queue) is charged steeply, so the descent repairs
+//!   it;
 //! - a job's finish time is exact within its last epoch, where B.6 counts whole epochs;
 //! - capacity is checked per epoch on the servers of every job running at any time in it.
 
@@ -47,6 +56,9 @@ pub(crate) const MAX_PASSES: usize = 6;
 /// $ per hour a job ends past its SLA bound: far above any energy cost, so the bound
 /// holds whenever it can.
 const LATE_PER_H: f64 = 100.0;
+/// $ per server per epoch a starting plan runs over the capacity (far above any other
+/// cost, so the descent removes every overrun it can).
+const OVER_PER_SERVER: f64 = 1000.0;
 /// The work a job is assumed to have left when it has outrun its estimate, hours.
 pub(crate) const MIN_REMAINING_H: f64 = EPOCH_H;
 
@@ -71,6 +83,9 @@ pub(crate) struct Task {
     pub(crate) remaining_h: f64,
     /// When it must end: start + F × its (estimated) requested runtime, hours.
     pub(crate) deadline_h: f64,
+    /// Keep the deadline reachable on the requested servers at every epoch's end
+    /// (Aggressive's guard against arrivals it cannot foresee).
+    pub(crate) guarded: bool,
 }
 
 /// One job's schedule: S_j(t) per epoch and V_j.
@@ -107,7 +122,8 @@ pub(crate) struct Instance<'a> {
     green_kwh: Vec<f64>,
     /// The sleeping servers' energy over the same parts, kWh.
     base_kwh: Vec<f64>,
-    /// $ per hour of one job's runtime: β·(one server-hour's electricity)/|J|.
+    /// $ per hour of one job's runtime per server it asks for: β·(one server-hour's
+    /// electricity)/|J|.
     runtime_weight: f64,
 }
 
@@ -185,11 +201,21 @@ impl<'a> Instance<'a> {
                 self.marginal(e, load.extra(self.rel(e)), kwh)
             })
             .sum();
-        energy + self.completion_cost(task, plan.finish_h)
+        // Only a starting plan can overrun the servers; the descent then replaces it.
+        let over: u32 = plan
+            .servers
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let busy = load.busy(self.rel(plan.first_epoch + i)) + n;
+                busy.saturating_sub(self.capacity)
+            })
+            .sum();
+        energy + self.completion_cost(task, plan.finish_h) + OVER_PER_SERVER * over as f64
     }
 
     fn completion_cost(&self, task: &Task, finish_h: f64) -> f64 {
-        self.runtime_weight * (finish_h - task.start_h)
+        self.runtime_weight * task.requested as f64 * (finish_h - task.start_h)
             + LATE_PER_H * (finish_h - task.deadline_h).max(0.0)
     }
 
@@ -265,6 +291,15 @@ impl<'a> Instance<'a> {
         let first = epoch_of(task.from_h);
         let last = epoch_of(task.deadline_h.max(task.from_h + 1.2 * remaining)) + 1;
         let states = k * BUCKETS;
+        // The speed the job is sure of: its requested servers. A job already behind it
+        // (a revert, a short estimate) is planned without the guard; a new job may not
+        // choose VMs that would put it behind.
+        let sure = task.profile.speed(task.requested, vms, task.requested);
+        let behind = remaining > sure * (task.deadline_h - task.from_h) + TIME_EPS;
+        if task.guarded && behind && task.vms.is_none() {
+            return None;
+        }
+        let guard = task.guarded && !behind;
         let mut cost = vec![f64::INFINITY; states];
         let mut progress = vec![0.0; states];
         let mut back: Vec<Vec<u32>> = Vec::new();
@@ -278,6 +313,9 @@ impl<'a> Instance<'a> {
             let rel = self.rel(e);
             let free = self.capacity.saturating_sub(load.busy(rel));
             let other = load.extra(rel);
+            // Aggressive's guard: the progress it must have at this epoch's end to end in
+            // time on its requested servers whatever comes.
+            let floor = remaining - sure * (task.deadline_h - (e + 1) as f64 * EPOCH_H);
             let mut next_cost = vec![f64::INFINITY; states];
             let mut next_progress = vec![0.0; states];
             let mut next_back = vec![START; states];
@@ -316,6 +354,9 @@ impl<'a> Instance<'a> {
                         }
                     } else {
                         let p = p0 + gained;
+                        if guard && p < floor - TIME_EPS {
+                            continue;
+                        }
                         let b = ((p / remaining * BUCKETS as f64) as usize).min(BUCKETS - 1);
                         let c = c0 + self.marginal(e, other, kws[i] * span + mig);
                         let idx = i * BUCKETS + b;
@@ -350,16 +391,22 @@ impl<'a> Instance<'a> {
         Some((plan, c))
     }
 
-    /// Coordinates the tasks' schedules by block coordinate descent (see the module's
-    /// docs). `first_order` is the first pass's order; later passes go in task order.
-    pub(crate) fn solve(&self, tasks: &[Task], first_order: &[usize]) -> Vec<TaskPlan> {
-        let mut plans: Vec<TaskPlan> = tasks
-            .iter()
-            .map(|t| {
-                let vms = t.vms.unwrap_or(2 * t.requested);
-                self.replay(t, vms, &[t.requested])
-            })
-            .collect();
+    /// A task's starting plan: its requested servers, with 2N VMs if V_j is open.
+    pub(crate) fn start(&self, task: &Task) -> TaskPlan {
+        let vms = task.vms.unwrap_or(2 * task.requested);
+        self.replay(task, vms, &[task.requested])
+    }
+
+    /// Coordinates the tasks' schedules by block coordinate descent from the plans
+    /// `starts` (see the module's docs). `first_order` is the first pass's order; later
+    /// passes go in task order.
+    pub(crate) fn solve(
+        &self,
+        tasks: &[Task],
+        starts: Vec<TaskPlan>,
+        first_order: &[usize],
+    ) -> Vec<TaskPlan> {
+        let mut plans = starts;
         let mut load = Load::default();
         for p in &plans {
             load.add(self, p, 1.0);

@@ -24,7 +24,9 @@ fn job(id: usize, arrival_h: f64, servers: u32, runtime_h: f64, app: &str) -> Jo
 }
 
 /// A Grid5k-shaped day (§B.4): 26 jobs over 24 hours, 12 FT, 6 LU, 3 MG, 2 CG and one
-/// each of SP, EP and IS, 1-8 requested servers, 1-8 hour runtimes; seeded.
+/// each of SP, EP and IS, 1-8 requested servers, 1-8 hour runtimes; two jobs in three
+/// arrive in working hours (7-17 h), as submissions to grids and HPC centers cluster
+/// (the appendix does not give the trace's arrival times); seeded.
 fn grid5k_like(seed: u64) -> Vec<Job> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut apps: Vec<&str> = Vec::new();
@@ -40,7 +42,14 @@ fn grid5k_like(seed: u64) -> Vec<Job> {
         apps.extend(std::iter::repeat_n(app, count));
     }
     let mut arrivals: Vec<f64> = (0..apps.len())
-        .map(|_| (rng.random_range(0.0..20.0f64) * 4.0).round() / 4.0)
+        .map(|_| {
+            let h = if rng.random_range(0.0..1.0f64) < 2.0 / 3.0 {
+                rng.random_range(7.0..17.0f64)
+            } else {
+                rng.random_range(0.0..22.0f64)
+            };
+            (h * 4.0).round() / 4.0
+        })
         .collect();
     arrivals.sort_by(f64::total_cmp);
     // Shuffle the applications over the arrivals.
@@ -289,10 +298,15 @@ fn f_of_one_leaves_no_slack_to_shrink() {
         }
         assert!((s.brown_kwh - base.brown_kwh).abs() < 1e-9, "{policy}");
     }
-    // No policy slows a job, in the dark or in the sun.
+    // No policy slows a job, in the dark or in the sun, save Nebulous, whose SLA is on
+    // allocations (§B.3.2): it keeps each job's average servers at N.
     for solar in [dark(), sunny()] {
         for policy in ParPolicy::ALL {
             let s = run(&jobs, &solar, &cfg, policy);
+            if policy == ParPolicy::Nebulous {
+                assert!(s.job_results.iter().all(|r| r.mean_servers >= r.requested as f64 - 1e-9));
+                continue;
+            }
             assert_eq!(s.sla_violations, 0, "{policy}");
             assert!(s.max_slowdown <= 1.0 + 1e-6, "{policy}: {}", s.max_slowdown);
         }
@@ -382,6 +396,7 @@ fn a_jobs_best_response_matches_exhaustive_search() {
             from_h: now,
             remaining_h: runtime,
             deadline_h: now + 1.1 * runtime,
+            guarded: false,
         };
         let oracle = exhaustive(&inst, &task);
         let (plan, cost) = inst.best_response(&Load::default(), &task).unwrap();
@@ -414,17 +429,17 @@ fn coordinate_descent_never_loses_to_the_requested_allocations() {
                     from_h: start,
                     remaining_h: runtime,
                     deadline_h: start + 1.1 * runtime,
+                    guarded: j % 2 == 0,
                 }
             })
             .collect();
         let last = tasks.iter().map(Instance::last_epoch_for).max().unwrap();
-        let inst = Instance::new(&cfg, 20, 0.0, last, tasks.len(), |e| green[e.min(199)]);
-        let start: Vec<_> = tasks
-            .iter()
-            .map(|t| inst.replay(t, 2 * t.requested, &[t.requested]))
-            .collect();
+        // Enough servers for every job's request at once, but not for all to grow.
+        let capacity = tasks.iter().map(|t| t.requested).sum::<u32>();
+        let inst = Instance::new(&cfg, capacity, 0.0, last, tasks.len(), |e| green[e.min(199)]);
+        let start: Vec<_> = tasks.iter().map(|t| inst.start(t)).collect();
         let order: Vec<usize> = (0..tasks.len()).collect();
-        let plans = inst.solve(&tasks, &order);
+        let plans = inst.solve(&tasks, start.clone(), &order);
         let (before, after) = (inst.objective(&tasks, &start), inst.objective(&tasks, &plans));
         assert!(after <= before + 1e-9, "case {case}: {after} > {before}");
         for (t, p) in tasks.iter().zip(&plans) {
@@ -437,7 +452,7 @@ fn coordinate_descent_never_loses_to_the_requested_allocations() {
         }
         for e in 0..=last {
             let busy: u32 = plans.iter().filter_map(|p| p.servers_at(e)).sum();
-            assert!(busy <= 20, "case {case} epoch {e}: {busy}");
+            assert!(busy <= capacity, "case {case} epoch {e}: {busy}");
         }
     }
 }
@@ -446,7 +461,7 @@ fn coordinate_descent_never_loses_to_the_requested_allocations() {
 #[ignore = "prints a table for tuning"]
 fn report() {
     let solar = sunny();
-    for seed in 1..=6 {
+    for seed in 1..=10 {
         let jobs = grid5k_like(seed);
         for policy in ParPolicy::ALL {
             let s = run(&jobs, &solar, &ParConfig::default(), policy);
@@ -456,5 +471,17 @@ fn report() {
                 s.total_vms, s.sla_violations, s.max_slowdown, s.migration_kwh
             );
         }
+    }
+}
+
+#[test]
+#[ignore = "debug"]
+fn debug_violations() {
+    let seed: u64 = std::env::var("SEED").map_or(6, |s| s.parse().unwrap());
+    let jobs = grid5k_like(seed);
+    let cfg = ParConfig::default();
+    let s = run(&jobs, &sunny(), &cfg, ParPolicy::Aggressive);
+    for (j, r) in jobs.iter().zip(&s.job_results) {
+        eprintln!("{:>4} {:>3} a {:5.2} N {} R {:5.2} | v {:2} n {:2}-{:2} mean {:5.2} sd {:.3} wait {}", j.id, j.app, j.arrival_h, j.servers, j.runtime_h, r.vms, r.min_servers, r.max_servers, r.mean_servers, r.runtime_h / j.runtime_h, r.wait_h);
     }
 }
