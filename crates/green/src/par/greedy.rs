@@ -264,9 +264,15 @@ mod tests {
         // After 3 h: (3 + 0.62)/4 = 0.905 < 0.909: stay at 4.
         assert_eq!(reactive_minimum(&running(8, 4, 3.0, 3.0), &ft, 3.0, 1.1), 4);
         // F = 1 leaves no slack unless the job has run faster than requested.
-        assert_eq!(reactive_minimum(&running(8, 4, 10.0, 10.0), &ft, 10.0, 1.0), 4);
+        assert_eq!(
+            reactive_minimum(&running(8, 4, 10.0, 10.0), &ft, 10.0, 1.0),
+            4
+        );
         // Behind (after a revert): the most servers, to catch up.
-        assert_eq!(reactive_minimum(&running(8, 2, 2.0, 1.24), &ft, 2.0, 1.1), 8);
+        assert_eq!(
+            reactive_minimum(&running(8, 2, 2.0, 1.24), &ft, 2.0, 1.1),
+            8
+        );
         // Whatever the state, the chosen n meets the bound and the next smaller fails.
         for (age, speed_h) in [(0.3, 0.3), (2.0, 1.9), (4.0, 4.4), (1.0, 0.95), (6.0, 6.3)] {
             let r = running(8, 4, age, speed_h);

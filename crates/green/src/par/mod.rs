@@ -182,15 +182,24 @@ impl ParConfig {
             return bad("slowdown", "F must be at least 1");
         }
         if self.beta < 0.0 || self.price_per_kwh < 0.0 || self.migration_s < 0.0 {
-            return bad("beta", "beta, price_per_kwh and migration_s must not be negative");
+            return bad(
+                "beta",
+                "beta, price_per_kwh and migration_s must not be negative",
+            );
         }
         if self.runtime_error <= -1.0 {
-            return bad("runtime_error", "must be above -1 (estimates stay positive)");
+            return bad(
+                "runtime_error",
+                "must be above -1 (estimates stay positive)",
+            );
         }
         if !(0.0 <= self.sleep_w && self.sleep_w <= self.idle_w && self.idle_w <= self.peak_w)
             || self.peak_w <= 0.0
         {
-            return bad("peak_w", "need 0 <= sleep_w <= idle_w <= peak_w and peak_w > 0");
+            return bad(
+                "peak_w",
+                "need 0 <= sleep_w <= idle_w <= peak_w and peak_w > 0",
+            );
         }
         Ok(())
     }
@@ -203,7 +212,9 @@ pub enum ParError {
     #[error("the job trace is empty")]
     NoJobs,
     /// A job names an application without a speedup profile.
-    #[error("job `{job}` (line {line}): no speedup profile for application `{app}`; known: {known}")]
+    #[error(
+        "job `{job}` (line {line}): no speedup profile for application `{app}`; known: {known}"
+    )]
     UnknownApp {
         /// The job's id.
         job: String,

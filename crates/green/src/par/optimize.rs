@@ -92,7 +92,12 @@ impl Optimizer {
             .iter()
             .map(|r| {
                 // An estimate the job has outrun grows to what it has done plus a little.
-                let runtime = self.runtime_h[r.job].max(r.done_h + MIN_REMAINING_H);
+                let estimate = self.runtime_h[r.job];
+                let runtime = if r.done_h >= estimate - MIN_REMAINING_H * 1e-6 {
+                    r.done_h + MIN_REMAINING_H
+                } else {
+                    estimate
+                };
                 Task {
                     job: r.job,
                     requested: view.jobs[r.job].requested,

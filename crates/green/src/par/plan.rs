@@ -170,7 +170,9 @@ impl<'a> Instance<'a> {
                     .map(move |n| task.profile.speed(task.requested, v, n))
             })
             .fold(f64::INFINITY, f64::min);
-        let end = task.deadline_h.max(task.from_h + task.remaining_h / slowest);
+        let end = task
+            .deadline_h
+            .max(task.from_h + task.remaining_h / slowest);
         epoch_of(end) + 1
     }
 
@@ -412,18 +414,27 @@ impl<'a> Instance<'a> {
             load.add(self, p, 1.0);
         }
         let natural: Vec<usize> = (0..tasks.len()).collect();
+        // Accepted changes so far, and the count when each task last best-responded: a
+        // task whose others have not changed since would answer the same.
+        let mut changes = 0usize;
+        let mut seen: Vec<Option<usize>> = vec![None; tasks.len()];
         for pass in 0..MAX_PASSES {
             let order = if pass == 0 { first_order } else { &natural };
             let mut improved = false;
             for &j in order {
+                if seen[j] == Some(changes) {
+                    continue;
+                }
                 load.add(self, &plans[j], -1.0);
                 let old = self.cost(&load, &tasks[j], &plans[j]);
                 if let Some((plan, c)) = self.best_response(&load, &tasks[j]) {
                     if c < old - 1e-9 {
                         plans[j] = plan;
                         improved = true;
+                        changes += 1;
                     }
                 }
+                seen[j] = Some(changes);
                 load.add(self, &plans[j], 1.0);
             }
             if !improved {

@@ -97,7 +97,10 @@ pub(crate) fn run(
         });
     }
     let truth: Vec<f64> = jobs.iter().map(|j| j.runtime_h).collect();
-    let estimates: Vec<f64> = truth.iter().map(|r| r * (1.0 + cfg.runtime_error)).collect();
+    let estimates: Vec<f64> = truth
+        .iter()
+        .map(|r| r * (1.0 + cfg.runtime_error))
+        .collect();
     let mut allocator: Box<dyn Allocator> = match policy {
         ParPolicy::Baseline => Box::new(Baseline),
         ParPolicy::Reactive => Box::new(Reactive),
@@ -301,8 +304,17 @@ pub(crate) fn run(
     }
 
     Ok(summarize(
-        jobs, solar, prediction, cfg, policy, capacity, &records, &used_kwh, &busy_h,
-        migration_total, peak_servers,
+        jobs,
+        solar,
+        prediction,
+        cfg,
+        policy,
+        capacity,
+        &records,
+        &used_kwh,
+        &busy_h,
+        migration_total,
+        peak_servers,
     ))
 }
 

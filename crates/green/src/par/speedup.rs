@@ -135,7 +135,7 @@ impl AppProfile {
 pub(crate) fn allowed_servers(vms: u32) -> Vec<u32> {
     [MAX_VMS_PER_SERVER, 2, 1]
         .iter()
-        .filter(|&&k| vms % k == 0 && vms / k >= 1)
+        .filter(|&&k| vms.is_multiple_of(k) && vms / k >= 1)
         .map(|&k| vms / k)
         .collect()
 }
@@ -183,7 +183,10 @@ mod tests {
         assert!(0.5 / ep.speed(4, 8, 2) > 1.0);
         assert_eq!(AppProfile::of("").unwrap().name, "generic");
         assert!(AppProfile::of("xx").is_none());
-        assert_eq!(AppProfile::of("bt"), Some(app("bt", sp().speed[0], sp().speed[1])));
+        assert_eq!(
+            AppProfile::of("bt"),
+            Some(app("bt", sp().speed[0], sp().speed[1]))
+        );
         assert_eq!(ep.hint(), Hint::Excellent);
         assert!(is.hint() >= Hint::Good);
     }

@@ -125,17 +125,42 @@ fn bad_inputs_are_refused_naming_the_job() {
     let solar = sunny();
     let p = predicted(&solar, 0.0, 1);
     let cfg = ParConfig::default();
-    let e = simulate_par(&[job(0, 0.0, 2, 1.0, "hpl")], &solar, &p, &cfg, ParPolicy::Reactive)
-        .unwrap_err();
-    assert!(matches!(&e, ParError::UnknownApp { job, line: 2, .. } if job == "j0"), "{e}");
+    let e = simulate_par(
+        &[job(0, 0.0, 2, 1.0, "hpl")],
+        &solar,
+        &p,
+        &cfg,
+        ParPolicy::Reactive,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&e, ParError::UnknownApp { job, line: 2, .. } if job == "j0"),
+        "{e}"
+    );
     assert!(e.to_string().contains("`hpl`") && e.to_string().contains("ft"));
     let small = ParConfig {
         servers: Some(4),
         ..ParConfig::default()
     };
-    let e = simulate_par(&[job(0, 0.0, 8, 1.0, "ft")], &solar, &p, &small, ParPolicy::Baseline)
-        .unwrap_err();
-    assert!(matches!(e, ParError::TooLarge { servers: 8, capacity: 4, .. }), "{e}");
+    let e = simulate_par(
+        &[job(0, 0.0, 8, 1.0, "ft")],
+        &solar,
+        &p,
+        &small,
+        ParPolicy::Baseline,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ParError::TooLarge {
+                servers: 8,
+                capacity: 4,
+                ..
+            }
+        ),
+        "{e}"
+    );
     for bad in [
         ParConfig {
             slowdown: 0.9,
@@ -154,7 +179,13 @@ fn bad_inputs_are_refused_naming_the_job() {
             ..ParConfig::default()
         },
     ] {
-        let e = simulate_par(&[job(0, 0.0, 2, 1.0, "ft")], &solar, &p, &bad, ParPolicy::Baseline);
+        let e = simulate_par(
+            &[job(0, 0.0, 2, 1.0, "ft")],
+            &solar,
+            &p,
+            &bad,
+            ParPolicy::Baseline,
+        );
         assert!(matches!(e, Err(ParError::Config { .. })), "{bad:?}");
     }
     assert_eq!(
@@ -170,11 +201,19 @@ fn baseline_runs_two_vms_per_requested_server_on_n_servers() {
     assert_eq!(s.servers, 50);
     for (j, r) in jobs.iter().zip(&s.job_results) {
         assert_eq!(r.vms, 2 * j.servers, "{}", j.id);
-        assert_eq!((r.min_servers, r.max_servers), (j.servers, j.servers), "{}", j.id);
+        assert_eq!(
+            (r.min_servers, r.max_servers),
+            (j.servers, j.servers),
+            "{}",
+            j.id
+        );
         assert!((r.runtime_h - j.runtime_h).abs() < 1e-6, "{}", j.id);
         assert_eq!(r.wait_h, 0.0);
     }
-    assert_eq!(s.total_vms, jobs.iter().map(|j| 2 * j.servers as u64).sum::<u64>());
+    assert_eq!(
+        s.total_vms,
+        jobs.iter().map(|j| 2 * j.servers as u64).sum::<u64>()
+    );
     assert!(s.runtime_reduction.abs() < 1e-9);
     assert_eq!(s.migration_kwh, 0.0);
     assert_eq!(s.sla_violations, 0);
@@ -195,14 +234,21 @@ fn every_job_completes_within_capacity_under_every_policy() {
             let s = run(&jobs, &solar, &cfg, policy);
             assert_eq!(s.job_results.len(), jobs.len());
             for r in &s.job_results {
-                assert!(r.runtime_h.is_finite() && r.runtime_h > 0.0, "{policy}: {r:?}");
+                assert!(
+                    r.runtime_h.is_finite() && r.runtime_h > 0.0,
+                    "{policy}: {r:?}"
+                );
                 assert!(r.max_servers <= s.servers && r.min_servers >= 1);
                 assert!(allowed_servers(r.vms).contains(&r.min_servers));
                 assert!(vm_choices(r.requested).contains(&r.vms));
             }
             assert!(s.peak_servers <= s.servers, "{policy}: {}", s.peak_servers);
             assert!(s.epochs.iter().all(|e| e.servers <= s.servers));
-            let total: f64 = s.epochs.iter().map(|e| (e.brown_kw + e.green_other_kw) * EPOCH_H).sum();
+            let total: f64 = s
+                .epochs
+                .iter()
+                .map(|e| (e.brown_kw + e.green_other_kw) * EPOCH_H)
+                .sum();
             assert!((total - s.energy_kwh).abs() < 1e-6);
             assert!(s.green_kwh <= s.produced_kwh + 1e-9);
         }
@@ -223,14 +269,25 @@ fn jobs_wait_and_policies_revert_to_requested_allocations() {
         servers: Some(8),
         ..ParConfig::default()
     };
-    for policy in [ParPolicy::Reactive, ParPolicy::Aggressive, ParPolicy::Offline] {
+    for policy in [
+        ParPolicy::Reactive,
+        ParPolicy::Aggressive,
+        ParPolicy::Offline,
+    ] {
         let s = run(&jobs, &solar, &cfg, policy);
         let r = &s.job_results;
         assert_eq!((r[0].max_servers, r[1].max_servers), (4, 4), "{policy}");
         assert!((r[0].runtime_h - 2.0).abs() < 1e-9, "{policy}");
         assert!((r[2].wait_h - 2.0).abs() < 1e-9, "{policy}");
-        assert_eq!(r[2].vms, 8, "{policy}: a job that waited starts with 2N VMs");
-        assert!(r[2].max_servers == 8 && r[2].runtime_h < 2.0, "{policy}: {:?}", r[2]);
+        assert_eq!(
+            r[2].vms, 8,
+            "{policy}: a job that waited starts with 2N VMs"
+        );
+        assert!(
+            r[2].max_servers == 8 && r[2].runtime_h < 2.0,
+            "{policy}: {:?}",
+            r[2]
+        );
         assert_eq!(s.waited, 1);
     }
 }
@@ -258,7 +315,12 @@ fn green_aware_policies_use_less_brown_and_run_faster_on_a_sunny_day() {
             if policy == ParPolicy::Baseline {
                 continue;
             }
-            assert!(s.brown_kwh < base.brown_kwh, "{seed} {policy}: {} vs {}", s.brown_kwh, base.brown_kwh);
+            assert!(
+                s.brown_kwh < base.brown_kwh,
+                "{seed} {policy}: {} vs {}",
+                s.brown_kwh,
+                base.brown_kwh
+            );
             assert!(s.mean_runtime_h < base.mean_runtime_h, "{seed} {policy}");
             assert!(s.green_kwh > base.green_kwh, "{seed} {policy}");
             if policy != ParPolicy::Nebulous {
@@ -267,7 +329,10 @@ fn green_aware_policies_use_less_brown_and_run_faster_on_a_sunny_day() {
         }
         // §B.5: Aggressive uses about 1% more brown energy than Offline.
         let gap = brown["aggressive"] / brown["offline"] - 1.0;
-        assert!(gap.abs() < 0.05, "seed {seed}: Aggressive {gap:+.3} against Offline");
+        assert!(
+            gap.abs() < 0.05,
+            "seed {seed}: Aggressive {gap:+.3} against Offline"
+        );
     }
 }
 
@@ -277,7 +342,10 @@ fn nebulous_keeps_average_allocations_at_n_over_f() {
     let cfg = ParConfig::default();
     let s = run(&jobs, &sunny(), &cfg, ParPolicy::Nebulous);
     for r in &s.job_results {
-        assert!(r.mean_servers >= r.requested as f64 / cfg.slowdown - 1e-9, "{r:?}");
+        assert!(
+            r.mean_servers >= r.requested as f64 / cfg.slowdown - 1e-9,
+            "{r:?}"
+        );
     }
 }
 
@@ -294,7 +362,11 @@ fn f_of_one_leaves_no_slack_to_shrink() {
     for policy in [ParPolicy::Reactive, ParPolicy::Nebulous] {
         let s = run(&jobs, &dark(), &cfg, policy);
         for r in &s.job_results {
-            assert_eq!((r.min_servers, r.max_servers), (r.requested, r.requested), "{policy}");
+            assert_eq!(
+                (r.min_servers, r.max_servers),
+                (r.requested, r.requested),
+                "{policy}"
+            );
         }
         assert!((s.brown_kwh - base.brown_kwh).abs() < 1e-9, "{policy}");
     }
@@ -304,7 +376,10 @@ fn f_of_one_leaves_no_slack_to_shrink() {
         for policy in ParPolicy::ALL {
             let s = run(&jobs, &solar, &cfg, policy);
             if policy == ParPolicy::Nebulous {
-                assert!(s.job_results.iter().all(|r| r.mean_servers >= r.requested as f64 - 1e-9));
+                assert!(s
+                    .job_results
+                    .iter()
+                    .all(|r| r.mean_servers >= r.requested as f64 - 1e-9));
                 continue;
             }
             assert_eq!(s.sla_violations, 0, "{policy}");
@@ -327,7 +402,14 @@ fn runtime_estimate_errors_and_prediction_errors_still_run() {
     let jobs = grid5k_like(4);
     let solar = sunny();
     let noisy = predicted(&solar, 0.3, 8);
-    let base = simulate_par(&jobs, &solar, &noisy, &ParConfig::default(), ParPolicy::Baseline).unwrap();
+    let base = simulate_par(
+        &jobs,
+        &solar,
+        &noisy,
+        &ParConfig::default(),
+        ParPolicy::Baseline,
+    )
+    .unwrap();
     for error in [-0.25, 0.25] {
         let cfg = ParConfig {
             runtime_error: error,
@@ -402,8 +484,14 @@ fn a_jobs_best_response_matches_exhaustive_search() {
         let (plan, cost) = inst.best_response(&Load::default(), &task).unwrap();
         assert!((inst.cost(&Load::default(), &task, &plan) - cost).abs() < 1e-12);
         // The progress grid may lose a little, never gain.
-        assert!(cost >= oracle - 1e-12 || plan.servers.len() > 6, "case {case}");
-        assert!(cost <= oracle + 1e-4 * oracle.abs().max(1.0), "case {case}: {cost} vs {oracle}");
+        assert!(
+            cost >= oracle - 1e-12 || plan.servers.len() > 6,
+            "case {case}"
+        );
+        assert!(
+            cost <= oracle + 1e-4 * oracle.abs().max(1.0),
+            "case {case}: {cost} vs {oracle}"
+        );
         assert!(plan.finish_h <= task.deadline_h + 1e-9, "case {case}");
     }
 }
@@ -436,11 +524,16 @@ fn coordinate_descent_never_loses_to_the_requested_allocations() {
         let last = tasks.iter().map(Instance::last_epoch_for).max().unwrap();
         // Enough servers for every job's request at once, but not for all to grow.
         let capacity = tasks.iter().map(|t| t.requested).sum::<u32>();
-        let inst = Instance::new(&cfg, capacity, 0.0, last, tasks.len(), |e| green[e.min(199)]);
+        let inst = Instance::new(&cfg, capacity, 0.0, last, tasks.len(), |e| {
+            green[e.min(199)]
+        });
         let start: Vec<_> = tasks.iter().map(|t| inst.start(t)).collect();
         let order: Vec<usize> = (0..tasks.len()).collect();
         let plans = inst.solve(&tasks, start.clone(), &order);
-        let (before, after) = (inst.objective(&tasks, &start), inst.objective(&tasks, &plans));
+        let (before, after) = (
+            inst.objective(&tasks, &start),
+            inst.objective(&tasks, &plans),
+        );
         assert!(after <= before + 1e-9, "case {case}: {after} > {before}");
         for (t, p) in tasks.iter().zip(&plans) {
             assert!(p.finish_h <= t.deadline_h + 1e-9, "case {case}");
@@ -471,17 +564,5 @@ fn report() {
                 s.total_vms, s.sla_violations, s.max_slowdown, s.migration_kwh
             );
         }
-    }
-}
-
-#[test]
-#[ignore = "debug"]
-fn debug_violations() {
-    let seed: u64 = std::env::var("SEED").map_or(6, |s| s.parse().unwrap());
-    let jobs = grid5k_like(seed);
-    let cfg = ParConfig::default();
-    let s = run(&jobs, &sunny(), &cfg, ParPolicy::Aggressive);
-    for (j, r) in jobs.iter().zip(&s.job_results) {
-        eprintln!("{:>4} {:>3} a {:5.2} N {} R {:5.2} | v {:2} n {:2}-{:2} mean {:5.2} sd {:.3} wait {}", j.id, j.app, j.arrival_h, j.servers, j.runtime_h, r.vms, r.min_servers, r.max_servers, r.mean_servers, r.runtime_h / j.runtime_h, r.wait_h);
     }
 }
