@@ -137,21 +137,7 @@ impl Optimizer {
                 view.predicted_kw(e).unwrap_or(0.0)
             })
         };
-        // The first pass takes the jobs with the best speedups first.
-        let mut order: Vec<usize> = (0..tasks.len()).collect();
-        let best_gain = |t: &Task| {
-            let n = t.requested;
-            t.profile
-                .speed(n, 2 * n, 2 * n)
-                .max(t.profile.speed(n, 4 * n, 2 * n))
-        };
-        order.sort_by(|&a, &b| {
-            best_gain(&tasks[b])
-                .total_cmp(&best_gain(&tasks[a]))
-                .then(a.cmp(&b))
-        });
-        let starts = tasks.iter().map(|t| inst.start(t)).collect();
-        let plans = inst.solve(&tasks, starts, &order);
+        let plans = inst.solve_best(&tasks, &first_orders(&tasks));
         self.plans = tasks.iter().map(|t| t.job).zip(plans).collect();
         self.planned = true;
     }
@@ -203,4 +189,24 @@ impl Allocator for Optimizer {
             })
             .collect()
     }
+}
+
+/// The first-pass orders the descent starts from (picked by hand; the best of them is
+/// kept): the best speedups first, so they claim green energy first (as §B.5 says
+/// Offline's optimum does); the largest jobs first; the latest jobs first.
+fn first_orders(tasks: &[Task]) -> Vec<Vec<usize>> {
+    let natural: Vec<usize> = (0..tasks.len()).collect();
+    let gain = |t: &Task| {
+        let n = t.requested;
+        t.profile
+            .speed(n, 2 * n, 2 * n)
+            .max(t.profile.speed(n, 4 * n, 2 * n))
+    };
+    let mut speedup = natural.clone();
+    speedup.sort_by(|&a, &b| gain(&tasks[b]).total_cmp(&gain(&tasks[a])).then(a.cmp(&b)));
+    let mut size = natural.clone();
+    size.sort_by(|&a, &b| tasks[b].requested.cmp(&tasks[a].requested).then(a.cmp(&b)));
+    let mut latest = natural;
+    latest.sort_by(|&a, &b| tasks[b].start_h.total_cmp(&tasks[a].start_h).then(b.cmp(&a)));
+    vec![speedup, size, latest]
 }

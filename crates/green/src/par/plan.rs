@@ -444,17 +444,37 @@ impl<'a> Instance<'a> {
         plans
     }
 
-    /// Eq. B.1 for a set of plans (the objective the descent lowers), $.
-    #[cfg(test)]
+    /// The best of block coordinate descents from the requested allocations, one per
+    /// first-pass order in `orders`.
+    pub(crate) fn solve_best(&self, tasks: &[Task], orders: &[Vec<usize>]) -> Vec<TaskPlan> {
+        let mut best: Option<(f64, Vec<TaskPlan>)> = None;
+        for order in orders {
+            let starts = tasks.iter().map(|t| self.start(t)).collect();
+            let plans = self.solve(tasks, starts, order);
+            let value = self.objective(tasks, &plans);
+            if best.as_ref().is_none_or(|(b, _)| value < *b - 1e-12) {
+                best = Some((value, plans));
+            }
+        }
+        best.map(|(_, p)| p).unwrap_or_default()
+    }
+
+    /// Eq. B.1 for a set of plans (the objective the descent lowers) less the sleeping
+    /// servers' share, with the overrun charge, $.
     pub(crate) fn objective(&self, tasks: &[Task], plans: &[TaskPlan]) -> f64 {
         let mut load = Load::default();
         for p in plans {
             load.add(self, p, 1.0);
         }
-        let brown: f64 = (0..load.extra_kwh.len().max(self.green_kwh.len()))
+        let epochs = load.extra_kwh.len().max(self.green_kwh.len());
+        let brown: f64 = (0..epochs)
             .map(|i| self.marginal(self.first_epoch + i, 0.0, load.extra(i)))
             .sum();
+        let over: u32 = (0..epochs)
+            .map(|i| load.busy(i).saturating_sub(self.capacity))
+            .sum();
         brown
+            + OVER_PER_SERVER * over as f64
             + tasks
                 .iter()
                 .zip(plans)
