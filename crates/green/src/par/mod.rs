@@ -25,6 +25,8 @@
 //! Departures from the appendix are listed where they are made, and in docs/green.md.
 
 mod greedy;
+#[cfg(test)]
+mod milp_oracle;
 mod optimize;
 mod plan;
 mod policy;

@@ -194,7 +194,7 @@ impl Allocator for Optimizer {
 /// The first-pass orders the descent starts from (picked by hand; the best of them is
 /// kept): the best speedups first, so they claim green energy first (as §B.5 says
 /// Offline's optimum does); the largest jobs first; the latest jobs first.
-fn first_orders(tasks: &[Task]) -> Vec<Vec<usize>> {
+pub(crate) fn first_orders(tasks: &[Task]) -> Vec<Vec<usize>> {
     let natural: Vec<usize> = (0..tasks.len()).collect();
     let gain = |t: &Task| {
         let n = t.requested;
@@ -207,6 +207,11 @@ fn first_orders(tasks: &[Task]) -> Vec<Vec<usize>> {
     let mut size = natural.clone();
     size.sort_by(|&a, &b| tasks[b].requested.cmp(&tasks[a].requested).then(a.cmp(&b)));
     let mut latest = natural;
-    latest.sort_by(|&a, &b| tasks[b].start_h.total_cmp(&tasks[a].start_h).then(b.cmp(&a)));
+    latest.sort_by(|&a, &b| {
+        tasks[b]
+            .start_h
+            .total_cmp(&tasks[a].start_h)
+            .then(b.cmp(&a))
+    });
     vec![speedup, size, latest]
 }
