@@ -338,6 +338,36 @@ fn green_aware_policies_use_less_brown_and_run_faster_on_a_sunny_day() {
     }
 }
 
+/// Issue 43's acceptance on the generated High day (`crate::generate`, Grid5k-shaped):
+/// every green-aware policy uses less brown energy than Baseline and shortens the mean
+/// runtime (§B.5, Fig. B.7).
+#[test]
+fn green_aware_policies_beat_baseline_on_the_generated_high_day() {
+    use crate::generate::{generate, Day, System, Workload};
+    let cfg = ParConfig::default();
+    for seed in 1..=3 {
+        let g = generate(Workload::Grid5k, Day::High, System::Par, seed);
+        let sim = |p| simulate_par(&g.jobs, &g.solar, &g.prediction, &cfg, p).unwrap();
+        let base = sim(ParPolicy::Baseline);
+        for policy in ParPolicy::ALL.into_iter().skip(1) {
+            let s = sim(policy);
+            assert!(
+                s.brown_kwh < base.brown_kwh,
+                "seed {seed} {policy}: {} vs {}",
+                s.brown_kwh,
+                base.brown_kwh
+            );
+            assert!(
+                s.mean_runtime_h < base.mean_runtime_h,
+                "seed {seed} {policy}"
+            );
+            if policy != ParPolicy::Nebulous {
+                assert_eq!(s.sla_violations, 0, "seed {seed} {policy}");
+            }
+        }
+    }
+}
+
 #[test]
 fn nebulous_keeps_average_allocations_at_n_over_f() {
     let jobs = grid5k_like(5);
@@ -553,18 +583,101 @@ fn coordinate_descent_never_loses_to_the_requested_allocations() {
 }
 
 #[test]
-#[ignore = "prints a table for tuning"]
+#[ignore = "prints the numbers for the report"]
 fn report() {
     let solar = sunny();
+    let mut sums: BTreeMap<String, (f64, f64, f64, f64, f64, usize)> = BTreeMap::new();
     for seed in 1..=10 {
         let jobs = grid5k_like(seed);
-        for policy in ParPolicy::ALL {
-            let s = run(&jobs, &solar, &ParConfig::default(), policy);
-            eprintln!(
-                "seed {seed} {policy:>10}: brown {:6.2} green {:6.2} runtime {:5.2} h ({:+5.1}%) VMs {} viol {} maxsd {:.3} mig {:.3}",
-                s.brown_kwh, s.green_kwh, s.mean_runtime_h, -100.0 * s.runtime_reduction,
-                s.total_vms, s.sla_violations, s.max_slowdown, s.migration_kwh
-            );
+        let base = run(&jobs, &solar, &ParConfig::default(), ParPolicy::Baseline);
+        let mut cases: Vec<(String, ParPolicy, ParConfig)> = ParPolicy::ALL
+            .iter()
+            .map(|&p| (p.name().to_string(), p, ParConfig::default()))
+            .collect();
+        for f in [1.0, 1.5] {
+            for p in [
+                ParPolicy::Reactive,
+                ParPolicy::Aggressive,
+                ParPolicy::Offline,
+            ] {
+                cases.push((
+                    format!("{p} F={f}"),
+                    p,
+                    ParConfig {
+                        slowdown: f,
+                        ..ParConfig::default()
+                    },
+                ));
+            }
+        }
+        for err in [-0.25, 0.25] {
+            cases.push((
+                format!("aggressive err={err:+}"),
+                ParPolicy::Aggressive,
+                ParConfig {
+                    runtime_error: err,
+                    ..ParConfig::default()
+                },
+            ));
+        }
+        for (name, p, cfg) in cases {
+            let t = std::time::Instant::now();
+            let s = run(&jobs, &solar, &cfg, p);
+            let el = t.elapsed().as_secs_f64();
+            let e = sums.entry(name).or_default();
+            e.0 += s.brown_kwh;
+            e.1 += s.green_kwh;
+            e.2 += s.mean_runtime_h;
+            e.3 += 1.0 - s.brown_kwh / base.brown_kwh;
+            e.4 += 1.0 - s.mean_runtime_h / base.mean_runtime_h;
+            e.5 += s.sla_violations;
+            if seed == 1 {
+                eprintln!(
+                    "seed1 {:>22}: brown {:.2} green {:.2} runtime {:.2} VMs {} viol {} {el:.2}s",
+                    s.policy,
+                    s.brown_kwh,
+                    s.green_kwh,
+                    s.mean_runtime_h,
+                    s.total_vms,
+                    s.sla_violations
+                );
+            }
+        }
+    }
+    for (name, (b, g, r, db, dr, v)) in sums {
+        eprintln!("{name:>22}: brown {:.2} kWh green {:.2} kWh runtime {:.2} h | brown -{:.1}% runtime -{:.1}% vs Baseline | violations {v}", b / 10.0, g / 10.0, r / 10.0, db * 10.0, dr * 10.0);
+    }
+}
+
+#[test]
+#[ignore = "prints the generated days' numbers for the report"]
+fn report_generated() {
+    use crate::generate::{generate, Day, System, Workload};
+    for (w, d) in [
+        (Workload::Grid5k, Day::High),
+        (Workload::Intrepid, Day::High),
+        (Workload::Grid5k, Day::Medium),
+        (Workload::Grid5k, Day::Low),
+    ] {
+        for seed in 1..=3 {
+            let g = generate(w, d, System::Par, seed);
+            let base = simulate_par(
+                &g.jobs,
+                &g.solar,
+                &g.prediction,
+                &ParConfig::default(),
+                ParPolicy::Baseline,
+            )
+            .unwrap();
+            for p in ParPolicy::ALL {
+                let t = std::time::Instant::now();
+                let s = simulate_par(&g.jobs, &g.solar, &g.prediction, &ParConfig::default(), p)
+                    .unwrap();
+                eprintln!("{} {} seed {seed} {:>10}: brown {:8.4} green {:6.2} runtime {:5.2} h | brown {:+6.2}% runtime {:+5.1}% | VMs {} viol {} waited {} servers {} | {:.2}s",
+                    w.name(), d.name(), s.policy, s.brown_kwh, s.green_kwh, s.mean_runtime_h,
+                    100.0 * (s.brown_kwh / base.brown_kwh - 1.0), 100.0 * (s.mean_runtime_h / base.mean_runtime_h - 1.0),
+                    s.total_vms, s.sla_violations, s.waited, s.servers, t.elapsed().as_secs_f64());
+            }
         }
     }
 }
