@@ -2,27 +2,41 @@
 //!
 //! Each job asks for N_j servers (a [`Job`]'s `servers`), runs an NPB application (its
 //! `app`) and may be slowed by at most F (§B.3.1). The simulator ([`simulate_par`]) runs
-//! a trace over 15-minute epochs ([`EPOCH_H`](crate::EPOCH_H), §B.4): jobs start on arrival when their
-//! requested servers are free, progress at SP(n, v) relative to their requested allocation
-//! ([`speedup`]), and finish; each epoch's energy is met by the solar production first and
-//! the grid ("brown") for the rest, brown = max(0, used − green) (Eq. B.3).
+//! a trace over 15-minute epochs ([`EPOCH_H`](crate::EPOCH_H), §B.4): jobs start on
+//! arrival when their requested servers are free, progress at SP(n, v) relative to their
+//! requested allocation, and finish; each epoch's energy is met by the solar production
+//! first and the grid ("brown") for the rest, brown = max(0, used − green) (Eq. B.3).
 //!
 //! The policies (§B.3.2), from least to most knowledge:
 //! - **Baseline** ignores green energy: 2N VMs on N servers, always.
-//! - **Reactive** ([`greedy`]) knows speedup profiles and the next epoch's predicted
-//!   green energy: each job's minimum allocation keeps AverageSpeedup_j ≥ SP_j(N)/F, and
-//!   predicted green power grows the jobs with the best marginal speedups (Fig. B.2).
-//! - **Nebulous** ([`greedy`]) has speedup hints and application runtime averages only;
-//!   it keeps each job's average allocation at least N/F.
-//! - **Aggressive** ([`optimize`]) plans the active jobs by Eqs. B.1-B.9 with runtime
-//!   estimates and predicted green energy, re-planning on arrivals, completions and new
-//!   predictions.
-//! - **Offline** ([`optimize`]) plans all jobs at once with oracle knowledge of arrivals,
-//!   runtimes and production.
+//! - **Reactive** knows speedup profiles and the current epoch's predicted green energy:
+//!   each job's minimum allocation keeps AverageSpeedup_j ≥ SP_j(N)/F, and predicted
+//!   green power grows the jobs with the best marginal speedups (Fig. B.2).
+//! - **Nebulous** has speedup hints and the runtimes of earlier runs of each application
+//!   only; it keeps each job's average allocation at least N/F.
+//! - **Aggressive** plans the running jobs by Eqs. B.1-B.9 with runtime estimates and
+//!   predicted green energy, re-planning on arrivals, completions and new predictions.
+//! - **Offline** plans all jobs at once by Eqs. B.1-B.9 with oracle knowledge of
+//!   arrivals, runtimes and production.
 //!
 //! When a job cannot start on arrival, every policy reverts to the requested allocations
 //! (N servers, and 2N VMs for jobs started then) until the queue is empty (§B.3.1).
-//! Departures from the appendix are listed where they are made, and in docs/green.md.
+//!
+//! Where we depart from the appendix (each module's docs give the details):
+//! - the speedup profiles are ours, shaped by what §B.4-B.5 say of each application
+//!   (Fig. B.4's numbers are not in the text), and depend on n/N and v/N only;
+//! - power is linear in busy cores (22-30 W, §B.4), sleeping servers draw 5% of peak,
+//!   and a migration costs 30 s of a server at peak per server moved (ours);
+//! - Reactive and Nebulous look one hour ahead (Fig. B.2's t), §B.4's shortest interval
+//!   between migrations, and revisit allocations every epoch;
+//! - Eqs. B.1-B.9 are solved by a heuristic (a per-job dynamic program inside block
+//!   coordinate descent) that reaches the MILP's optimum on small instances, not by a
+//!   MILP solver; β weighs each job's runtime by its requested servers' electricity, and
+//!   both optimizers average over the trace's job count;
+//! - Aggressive keeps every job able to meet F on its requested servers at every epoch's
+//!   end, so that arrivals it cannot foresee never cost an SLA;
+//! - an allocation n is v/4, v/2 or v servers, whole numbers, so an N that is not a power
+//!   of two gets N times powers of two.
 
 mod greedy;
 #[cfg(test)]

@@ -86,7 +86,11 @@ impl Optimizer {
 
     /// Plans the running jobs, `arriving` (starting now), and for Offline the jobs yet
     /// to arrive.
-    fn replan(&mut self, view: &View<'_>, arriving: Option<usize>) {
+    ///
+    /// A `warm` re-plan (a completion, a new prediction: nothing new needs servers)
+    /// runs one descent from the current plans; otherwise the descent starts afresh
+    /// from the requested allocations in each of [`first_orders`] and keeps the best.
+    fn replan(&mut self, view: &View<'_>, arriving: Option<usize>, warm: bool) {
         let mut tasks: Vec<Task> = view
             .running
             .iter()
@@ -137,7 +141,16 @@ impl Optimizer {
                 view.predicted_kw(e).unwrap_or(0.0)
             })
         };
-        let plans = inst.solve_best(&tasks, &first_orders(&tasks));
+        let plans = if warm && arriving.is_none() && self.planned {
+            let starts = tasks
+                .iter()
+                .map(|t| inst.resume(t, self.plans.get(&t.job)))
+                .collect();
+            let natural: Vec<usize> = (0..tasks.len()).collect();
+            inst.solve(&tasks, starts, &natural)
+        } else {
+            inst.solve_best(&tasks, &first_orders(&tasks))
+        };
         self.plans = tasks.iter().map(|t| t.job).zip(plans).collect();
         self.planned = true;
     }
@@ -160,7 +173,7 @@ impl Allocator for Optimizer {
                 .get(&job)
                 .is_some_and(|p| p.servers_at(view.epoch).is_some());
         if !known {
-            self.replan(view, Some(job));
+            self.replan(view, Some(job), false);
         }
         self.plans
             .get(&job)
@@ -175,7 +188,10 @@ impl Allocator for Optimizer {
             || !self.covers(view)
             || (!self.oracle && (ev.finished || issued));
         if stale && !view.running.is_empty() {
-            self.replan(view, None);
+            // Only completions and new predictions leave every job the servers its
+            // plan holds; anything else starts afresh.
+            let warm = self.planned && !ev.after_pressure && self.covers(view);
+            self.replan(view, None, warm);
         }
         if !self.covers(view) {
             return requested(view);

@@ -427,6 +427,46 @@ impl<'a> Instance<'a> {
         Some((plan, c))
     }
 
+    /// A task's starting plan for a warm re-plan: `previous` from now on where it has
+    /// one with the same VMs that still keeps the guard, else [`Instance::start`]'s.
+    pub(crate) fn resume(&self, task: &Task, previous: Option<&TaskPlan>) -> TaskPlan {
+        let resumed = previous
+            .filter(|p| task.vms.is_none_or(|v| v == p.vms))
+            .map(|p| {
+                let skip = epoch_of(task.from_h).saturating_sub(p.first_epoch);
+                self.replay(task, p.vms, p.servers.get(skip..).unwrap_or(&[]))
+            });
+        match resumed {
+            Some(plan) if self.keeps_guard(task, &plan) => plan,
+            _ => self.start(task),
+        }
+    }
+
+    /// Whether a plan keeps Aggressive's guard at every epoch's end before its last (or
+    /// the task is unguarded, or already behind).
+    fn keeps_guard(&self, task: &Task, plan: &TaskPlan) -> bool {
+        let sure = task.profile.speed(task.requested, plan.vms, task.requested);
+        if !task.guarded || task.remaining_h > sure * (task.deadline_h - task.from_h) + TIME_EPS {
+            return true;
+        }
+        let mut done = 0.0;
+        for (i, &n) in plan
+            .servers
+            .iter()
+            .enumerate()
+            .take(plan.servers.len().saturating_sub(1))
+        {
+            let e = plan.first_epoch + i;
+            let start = (e as f64 * EPOCH_H).max(task.from_h);
+            let end = (e + 1) as f64 * EPOCH_H;
+            done += task.profile.speed(task.requested, plan.vms, n) * (end - start);
+            if done < task.remaining_h - sure * (task.deadline_h - end) - TIME_EPS {
+                return false;
+            }
+        }
+        true
+    }
+
     /// A task's starting plan: its requested servers, with 2N VMs if V_j is open.
     pub(crate) fn start(&self, task: &Task) -> TaskPlan {
         let vms = task.vms.unwrap_or(2 * task.requested);
