@@ -13,7 +13,11 @@
 //! when one finishes ("it recomputes a new schedule whenever a job completes", §B.5),
 //! when a new prediction is issued (we re-plan on every issue rather than judging which
 //! changes are significant), after a revert, and when a job outlives its plan (its
-//! estimate was short: it is then assumed to have one epoch of work left).
+//! estimate was short: it is then assumed to have one epoch of work left). After a
+//! completion or a new prediction, when no job needs servers its plan does not hold,
+//! one descent resumes from the current plans; otherwise the descent starts afresh (on
+//! ten sunny days the two gave the same brown energy within 0.3%, and the warm re-plans
+//! halved Aggressive's time on a 400-job, 48-hour trace to 14 s).
 //! B.6's average runs over |J|, which for Aggressive would be the jobs it knows of: one
 //! in the morning's first plan, so that runtime would weigh up to |J| times more then
 //! than in Offline's plan, and Aggressive would buy runtime with brown energy. We
