@@ -582,8 +582,11 @@ fn coordinate_descent_never_loses_to_the_requested_allocations() {
     }
 }
 
+/// Not a check: prints each policy's mean brown energy, green energy and runtime over ten
+/// sunny days, and the sensitivity to F and to runtime estimate errors (§B.5), for the
+/// docs. `cargo test --release -p tailor-green par::tests::report -- --ignored --nocapture`.
 #[test]
-#[ignore = "prints the numbers for the report"]
+#[ignore = "prints the numbers for the docs"]
 fn report() {
     let solar = sunny();
     let mut sums: BTreeMap<String, (f64, f64, f64, f64, f64, usize)> = BTreeMap::new();
@@ -649,8 +652,10 @@ fn report() {
     }
 }
 
+/// Not a check: prints every policy's numbers on generated days (`crate::generate`), for
+/// the docs.
 #[test]
-#[ignore = "prints the generated days' numbers for the report"]
+#[ignore = "prints the numbers for the docs"]
 fn report_generated() {
     use crate::generate::{generate, Day, System, Workload};
     for (w, d) in [
