@@ -29,7 +29,7 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::datacenter::{count, Plan, Schedule};
-use super::forecast::{outlook, Forecast, Outlook};
+use super::forecast::{outlook, Forecast, Outlook, ToPlace};
 use super::milp::{solve, MilpStats, Model};
 use super::SlaConfig;
 
@@ -57,12 +57,7 @@ pub(crate) struct Annealed {
 impl Annealed {
     /// Puts back the plans the run replaced.
     pub(crate) fn undo(self, schedule: &mut Schedule, now: usize) {
-        for (j, plan) in self.undo {
-            schedule.take_tail(j, now);
-            let from = now.max(plan.start);
-            let tail = plan.epochs[from - plan.start..].to_vec();
-            schedule.put_tail(j, from, tail);
-        }
+        restore(schedule, &self.undo, now);
     }
 }
 
@@ -97,8 +92,10 @@ impl Annealer {
                 break;
             }
             let chosen = self.pick(schedule, &view, &pool, now);
-            let before: Vec<(usize, Plan)> =
-                chosen.iter().map(|&j| (j, schedule.jobs[j].plan.clone())).collect();
+            let before: Vec<(usize, Plan)> = chosen
+                .iter()
+                .map(|&j| (j, schedule.jobs[j].plan.clone()))
+                .collect();
             if !self.replace(schedule, forecast, cfg, now, &chosen, stats) {
                 restore(schedule, &before, now);
                 continue;
@@ -126,16 +123,15 @@ impl Annealer {
         }
         // Leave the best schedule seen: the best plans of the jobs moved before it,
         // and the original plans of jobs moved only after it.
-        let mut undo = Vec::new();
-        for (j, plan) in original {
-            let target = best_plans.get(&j).unwrap_or(&plan);
-            if schedule.jobs[j].plan != *target {
-                set_plan(schedule, j, target, now);
-            }
-            if schedule.jobs[j].plan != plan {
-                undo.push((j, plan));
-            }
-        }
+        let targets: Vec<(usize, Plan)> = original
+            .iter()
+            .map(|(&j, plan)| (j, best_plans.get(&j).unwrap_or(plan).clone()))
+            .collect();
+        set_plans(schedule, targets.iter().map(|(j, p)| (*j, p)), now);
+        let undo = original
+            .into_iter()
+            .filter(|(j, plan)| schedule.jobs[*j].plan != *plan)
+            .collect();
         Annealed { cost: best, undo }
     }
 
@@ -164,7 +160,13 @@ impl Annealer {
 
     /// One random job from each non-empty set, within the pool; a random pool job if
     /// every set is empty.
-    fn pick(&mut self, schedule: &Schedule, view: &Outlook, pool: &[usize], now: usize) -> Vec<usize> {
+    fn pick(
+        &mut self,
+        schedule: &Schedule,
+        view: &Outlook,
+        pool: &[usize],
+        now: usize,
+    ) -> Vec<usize> {
         let mut sets: [Vec<usize>; 3] = Default::default();
         for (i, &j) in view.active.iter().enumerate() {
             if pool.binary_search(&j).is_err() {
@@ -207,17 +209,19 @@ impl Annealer {
         for (k, &j) in chosen.iter().enumerate() {
             let a = &schedule.jobs[j];
             let from = now.max(a.plan.start);
-            let previous = (a.plan.start < now)
-                .then(|| (0..schedule.dc.racks()).map(|r| count(a.plan.at(now - 1), r as u16)).collect());
-            let inst = forecast.milp_instance(
-                &schedule.dc,
-                cfg,
-                from,
-                a.plan.end() - from,
-                a.terms.vms,
-                a.green_needed(),
+            let previous = (a.plan.start < now).then(|| {
+                (0..schedule.dc.racks())
+                    .map(|r| count(a.plan.at(now - 1), r as u16))
+                    .collect()
+            });
+            let job = ToPlace {
+                start: from,
+                epochs: a.plan.end() - from,
+                vms: a.terms.vms,
+                green_slots: a.green_needed(),
                 previous,
-            );
+            };
+            let inst = forecast.milp_instance(&schedule.dc, cfg, job);
             match solve(&inst, Model::Reduced, stats) {
                 Some(s) => schedule.put_tail(j, from, s.epochs),
                 None => {
@@ -253,16 +257,23 @@ fn in_a_set(schedule: &Schedule, view: &Outlook, i: usize, now: usize) -> bool {
     membership(schedule, view, i, now).into_iter().any(|m| m)
 }
 
-/// Gives job `j` `plan` from `now` on.
-fn set_plan(schedule: &mut Schedule, j: usize, plan: &Plan, now: usize) {
-    schedule.take_tail(j, now);
-    let from = now.max(plan.start);
-    schedule.put_tail(j, from, plan.epochs[from - plan.start..].to_vec());
+/// Gives each job of `plans` its plan from `now` on. Every tail is taken out before
+/// any is put in, since one job's new plan may use servers another's old one holds.
+pub(crate) fn set_plans<'p>(
+    schedule: &mut Schedule,
+    plans: impl IntoIterator<Item = (usize, &'p Plan)> + Clone,
+    now: usize,
+) {
+    for (j, _) in plans.clone() {
+        schedule.take_tail(j, now);
+    }
+    for (j, plan) in plans {
+        let from = now.max(plan.start);
+        schedule.put_tail(j, from, plan.epochs[from - plan.start..].to_vec());
+    }
 }
 
 /// Puts back the plans in `before`.
 fn restore(schedule: &mut Schedule, before: &[(usize, Plan)], now: usize) {
-    for (j, plan) in before {
-        set_plan(schedule, *j, plan, now);
-    }
+    set_plans(schedule, before.iter().map(|(j, p)| (*j, p)), now);
 }

@@ -78,10 +78,7 @@ impl Plan {
 
 /// VMs on rack `r` in `placement`.
 pub(crate) fn count(placement: &[(u16, u32)], r: u16) -> u32 {
-    placement
-        .iter()
-        .find(|p| p.0 == r)
-        .map_or(0, |p| p.1)
+    placement.iter().find(|p| p.0 == r).map_or(0, |p| p.1)
 }
 
 /// The racks' load over time: VMs and migrations per rack and epoch, from every plan.
@@ -301,7 +298,12 @@ mod tests {
     fn migrations_count_vms_arriving_on_a_rack_after_the_first_epoch() {
         let p = plan(
             3,
-            vec![vec![(0, 2)], vec![(0, 1), (2, 1)], vec![(1, 2)], vec![(1, 2)]],
+            vec![
+                vec![(0, 2)],
+                vec![(0, 1), (2, 1)],
+                vec![(1, 2)],
+                vec![(1, 2)],
+            ],
         );
         assert_eq!(p.migrations_at(3).count(), 0);
         assert_eq!(p.migrations_at(4).collect::<Vec<_>>(), vec![(2, 1)]);

@@ -13,7 +13,7 @@ use crate::{Prediction, EPOCH_H};
 
 use super::datacenter::{assumed_full_boundary, Datacenter, Schedule};
 use super::milp::MilpInstance;
-use super::profit::brown_cost;
+use super::profit::{brown_cost, JobTerms};
 use super::SlaConfig;
 
 /// Green energy predicted at one epoch for the epochs after it.
@@ -27,7 +27,12 @@ pub(crate) struct Forecast {
 impl Forecast {
     /// The prediction issued at or before `now` for epochs `now..until`, scaled by
     /// [`SlaConfig::prediction_scale`].
-    pub(crate) fn new(prediction: &Prediction, now: usize, until: usize, cfg: &SlaConfig) -> Forecast {
+    pub(crate) fn new(
+        prediction: &Prediction,
+        now: usize,
+        until: usize,
+        cfg: &SlaConfig,
+    ) -> Forecast {
         // Past the issue's last epoch every prediction is 0: stop there.
         let covered = prediction
             .issues()
@@ -54,35 +59,44 @@ impl Forecast {
         assumed_full_boundary(self.kwh(t), cfg)
     }
 
-    /// The MILP for placing `vms` VMs over `epochs` epochs from `start`, needing
-    /// `green_slots` green slots, in the servers `dc` leaves free; `previous` is where
-    /// the job runs just before `start`, if it is running.
+    /// The MILP placing `job` in the servers `dc` leaves free (§A.4.4).
     pub(crate) fn milp_instance(
         &self,
         dc: &Datacenter,
         cfg: &SlaConfig,
-        start: usize,
-        epochs: usize,
-        vms: u32,
-        green_slots: u32,
-        previous: Option<Vec<u32>>,
+        job: ToPlace,
     ) -> MilpInstance {
         let racks = dc.racks();
+        let epochs = job.start..job.start + job.epochs;
         MilpInstance {
-            vms,
-            green_slots,
-            free: (start..start + epochs)
+            vms: job.vms,
+            green_slots: job.green_slots,
+            free: epochs
+                .clone()
                 .map(|t| (0..racks).map(|r| dc.free(t, r)).collect())
                 .collect(),
-            boundary: (start..start + epochs)
-                .map(|t| self.assumed_full_boundary(t, cfg))
-                .collect(),
-            previous,
+            boundary: epochs.map(|t| self.assumed_full_boundary(t, cfg)).collect(),
+            previous: job.previous,
             opportunity: (0..racks).map(|r| cfg.opportunity(r)).collect(),
             penalty_slot: cfg.penalty_slot(),
             migration_cost: cfg.migration_cost(),
         }
     }
+}
+
+/// A job, or the rest of one, to place with the MILP.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ToPlace {
+    /// Its first epoch to place.
+    pub(crate) start: usize,
+    /// Epochs from `start` to its end.
+    pub(crate) epochs: usize,
+    /// V: its VMs.
+    pub(crate) vms: u32,
+    /// Green slots it still needs.
+    pub(crate) green_slots: u32,
+    /// Its VMs per rack in the epoch before `start`, if it was running then.
+    pub(crate) previous: Option<Vec<u32>>,
 }
 
 /// A schedule's predicted costs from `now` on, and each active job's expected green.
@@ -100,13 +114,20 @@ pub(crate) struct Outlook {
 impl Outlook {
     /// Green slots job `active[i]` is expected to miss.
     pub(crate) fn missed(&self, schedule: &Schedule, i: usize) -> u64 {
-        schedule.jobs[self.active[i]].terms.missed(self.expected_green[i])
+        schedule.jobs[self.active[i]]
+            .terms
+            .missed(self.expected_green[i])
     }
 }
 
 /// Predicts `schedule` from epoch `now` with `forecast`: Eqs. A.3-A.8 with the green
 /// racks of each epoch set by [`Datacenter::partition`].
-pub(crate) fn outlook(schedule: &Schedule, forecast: &Forecast, cfg: &SlaConfig, now: usize) -> Outlook {
+pub(crate) fn outlook(
+    schedule: &Schedule,
+    forecast: &Forecast,
+    cfg: &SlaConfig,
+    now: usize,
+) -> Outlook {
     let active = schedule.active(now);
     let end = active
         .iter()
@@ -120,7 +141,9 @@ pub(crate) fn outlook(schedule: &Schedule, forecast: &Forecast, cfg: &SlaConfig,
         boundary.push(p.boundary);
         brown_kwh += p.brown_kwh;
     }
-    let opportunity: Vec<f64> = (0..schedule.dc.racks()).map(|r| cfg.opportunity(r)).collect();
+    let opportunity: Vec<f64> = (0..schedule.dc.racks())
+        .map(|r| cfg.opportunity(r))
+        .collect();
     let mut cost = brown_cost(brown_kwh, cfg);
     let mut expected_green = Vec::with_capacity(active.len());
     for &j in &active {
@@ -142,5 +165,18 @@ pub(crate) fn outlook(schedule: &Schedule, forecast: &Forecast, cfg: &SlaConfig,
         cost,
         active,
         expected_green,
+    }
+}
+
+impl ToPlace {
+    /// A job arriving now: all of it, from `start`.
+    pub(crate) fn new_job(start: usize, terms: JobTerms) -> ToPlace {
+        ToPlace {
+            start,
+            epochs: terms.epochs as usize,
+            vms: terms.vms,
+            green_slots: terms.green_slots,
+            previous: None,
+        }
     }
 }

@@ -23,7 +23,12 @@ const SHARE_SLACK: f64 = 1e-9;
 
 /// FF's placement of `vms` VMs over `epochs` epochs from `start`, or `None` if some
 /// epoch has fewer than `vms` free servers.
-pub(crate) fn first_fit(dc: &Datacenter, start: usize, epochs: usize, vms: u32) -> Option<Vec<Placement>> {
+pub(crate) fn first_fit(
+    dc: &Datacenter,
+    start: usize,
+    epochs: usize,
+    vms: u32,
+) -> Option<Vec<Placement>> {
     let racks = dc.racks();
     let mut out: Vec<Placement> = Vec::with_capacity(epochs);
     let mut x = vec![0u32; racks];
@@ -69,7 +74,12 @@ pub(crate) fn static_green(
 ) -> Option<Vec<Placement>> {
     let racks = dc.racks();
     let room: Vec<u32> = (0..racks)
-        .map(|r| (start..start + epochs).map(|t| dc.free(t, r)).min().unwrap_or(0))
+        .map(|r| {
+            (start..start + epochs)
+                .map(|t| dc.free(t, r))
+                .min()
+                .unwrap_or(0)
+        })
         .collect();
     let mut green_epochs = vec![0u32; racks];
     for t in start..start + epochs {
@@ -145,7 +155,12 @@ mod tests {
 
     fn forecast(kw: &[f64]) -> Forecast {
         let issues = BTreeMap::from([(0, kw.iter().copied().enumerate().collect())]);
-        Forecast::new(&Prediction::from_issues(issues), 0, kw.len(), &SlaConfig::default())
+        Forecast::new(
+            &Prediction::from_issues(issues),
+            0,
+            kw.len(),
+            &SlaConfig::default(),
+        )
     }
 
     #[test]
@@ -161,9 +176,15 @@ mod tests {
         let f = forecast(&[rack_kw, 2.0 * rack_kw, 3.0 * rack_kw, 3.0 * rack_kw]);
         let dc = Datacenter::new(4, 2, 4);
         // 50%: rack 2 (share 0.5).
-        assert_eq!(static_green(&dc, &f, &cfg, 0, 4, 1, 2), Some(vec![vec![(1, 1)]; 4]));
+        assert_eq!(
+            static_green(&dc, &f, &cfg, 0, 4, 1, 2),
+            Some(vec![vec![(1, 1)]; 4])
+        );
         // 0%: the brownest rack.
-        assert_eq!(static_green(&dc, &f, &cfg, 0, 4, 2, 0), Some(vec![vec![(0, 2)]; 4]));
+        assert_eq!(
+            static_green(&dc, &f, &cfg, 0, 4, 2, 0),
+            Some(vec![vec![(0, 2)]; 4])
+        );
         // 3 VMs at 100%: two on rack 3, then the third still needs 100%: rejected.
         assert_eq!(static_green(&dc, &f, &cfg, 0, 4, 3, 12), None);
         // 3 VMs needing 8 of 12 slots: rack 2 (0.75) takes two VMs and 6 green slots,
@@ -174,7 +195,16 @@ mod tests {
         );
         // A rack full at any epoch of the run has no room for it.
         let mut dc = Datacenter::new(4, 2, 4);
-        dc.add(&Plan { start: 3, epochs: vec![vec![(1, 2)]] }, 0);
-        assert_eq!(static_green(&dc, &f, &cfg, 0, 4, 1, 2), Some(vec![vec![(2, 1)]; 4]));
+        dc.add(
+            &Plan {
+                start: 3,
+                epochs: vec![vec![(1, 2)]],
+            },
+            0,
+        );
+        assert_eq!(
+            static_green(&dc, &f, &cfg, 0, 4, 1, 2),
+            Some(vec![vec![(2, 1)]; 4])
+        );
     }
 }

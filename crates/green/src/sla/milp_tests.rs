@@ -29,43 +29,48 @@ fn case() -> impl Strategy<Value = Case> {
                 (0.01f64..0.3, 0.0001f64..0.01, 0.0f64..0.02),
             )
         })
-        .prop_map(|((racks, capacity, epochs, vms), mut existing, share, green, previous, costs)| {
-            let cfg = SlaConfig {
-                racks,
-                rack_capacity: capacity,
-                ..SlaConfig::default()
-            };
-            // Leave room for the job in every epoch: free the rightmost loaded racks.
-            for row in &mut existing {
-                let mut r = racks;
-                while row.iter().map(|&l| capacity - l).sum::<u32>() < vms && r > 0 {
-                    r -= 1;
-                    row[r] = 0;
+        .prop_map(
+            |((racks, capacity, _epochs, vms), mut existing, share, green, previous, costs)| {
+                let cfg = SlaConfig {
+                    racks,
+                    rack_capacity: capacity,
+                    ..SlaConfig::default()
+                };
+                // Leave room for the job in every epoch: free the rightmost loaded racks.
+                for row in &mut existing {
+                    let mut r = racks;
+                    while row.iter().map(|&l| capacity - l).sum::<u32>() < vms && r > 0 {
+                        r -= 1;
+                        row[r] = 0;
+                    }
                 }
-            }
-            let full_kwh = racks as f64 * capacity as f64 * cfg.slot_kwh();
-            let green_kwh: Vec<f64> = share.iter().map(|s| s * full_kwh).collect();
-            let (penalty, step, migration) = costs;
-            let inst = MilpInstance {
-                vms,
-                green_slots: green,
-                free: existing
-                    .iter()
-                    .map(|row| row.iter().map(|&l| capacity - l).collect())
-                    .collect(),
-                boundary: green_kwh.iter().map(|&g| assumed_full_boundary(g, &cfg)).collect(),
-                previous: previous.filter(|p| p.iter().sum::<u32>() == vms),
-                opportunity: (0..racks).map(|r| step * (r + 1) as f64).collect(),
-                penalty_slot: penalty,
-                migration_cost: migration,
-            };
-            Case {
-                cfg,
-                existing,
-                green_kwh,
-                inst,
-            }
-        })
+                let full_kwh = racks as f64 * capacity as f64 * cfg.slot_kwh();
+                let green_kwh: Vec<f64> = share.iter().map(|s| s * full_kwh).collect();
+                let (penalty, step, migration) = costs;
+                let inst = MilpInstance {
+                    vms,
+                    green_slots: green,
+                    free: existing
+                        .iter()
+                        .map(|row| row.iter().map(|&l| capacity - l).collect())
+                        .collect(),
+                    boundary: green_kwh
+                        .iter()
+                        .map(|&g| assumed_full_boundary(g, &cfg))
+                        .collect(),
+                    previous: previous.filter(|p| p.iter().sum::<u32>() == vms),
+                    opportunity: (0..racks).map(|r| step * (r + 1) as f64).collect(),
+                    penalty_slot: penalty,
+                    migration_cost: migration,
+                };
+                Case {
+                    cfg,
+                    existing,
+                    green_kwh,
+                    inst,
+                }
+            },
+        )
 }
 
 /// Every way to put `vms` VMs on racks with these free servers.
@@ -155,7 +160,11 @@ fn check_constraints(case: &Case, schedule: &MilpSchedule) -> Result<u64, String
             let migrations = x[r].saturating_sub(before);
             let demand = load as f64 * cfg.slot_kwh() + migrations as f64 * cfg.migration_kwh;
             let on_green_bus = r >= inst.boundary[t];
-            let (e_b, e_g) = if on_green_bus { (0.0, demand) } else { (demand, 0.0) };
+            let (e_b, e_g) = if on_green_bus {
+                (0.0, demand)
+            } else {
+                (demand, 0.0)
+            };
             if e_b + e_g < demand - 1e-12 {
                 return Err(format!("A.11: rack {r} epoch {t}"));
             }
@@ -168,7 +177,9 @@ fn check_constraints(case: &Case, schedule: &MilpSchedule) -> Result<u64, String
             }
         }
         if green_budget > case.green_kwh[t] + 1e-9 {
-            return Err(format!("epoch {t}: full green racks need more than predicted"));
+            return Err(format!(
+                "epoch {t}: full green racks need more than predicted"
+            ));
         }
         for r in 1..racks {
             if is_green[r - 1] && !is_green[r] {
@@ -231,11 +242,19 @@ fn the_reduced_model_places_a_large_job_at_the_appendix_scale() {
     let boundary: Vec<usize> = (0..epochs)
         .map(|t| {
             let h = (t / 4) % 24;
-            if (7..19).contains(&h) { 42 - (12 - (h as i64 - 13).unsigned_abs() as usize) } else { 42 }
+            if (7..19).contains(&h) {
+                42 - (12 - (h as i64 - 13).unsigned_abs() as usize)
+            } else {
+                42
+            }
         })
         .collect();
     let free = (0..epochs)
-        .map(|t| (0..42).map(|r| if (r + t / 8) % 2 == 0 { 40 } else { 5 }).collect())
+        .map(|t| {
+            (0..42)
+                .map(|r| if (r + t / 8) % 2 == 0 { 40 } else { 5 })
+                .collect()
+        })
         .collect();
     let inst = MilpInstance {
         vms: 100,
@@ -250,7 +269,10 @@ fn the_reduced_model_places_a_large_job_at_the_appendix_scale() {
     let mut stats = MilpStats::default();
     let s = solve(&inst, Model::Reduced, &mut stats).expect("placeable");
     assert_eq!(s.epochs.len(), 192);
-    assert!(s.epochs.iter().all(|p| p.iter().map(|x| x.1).sum::<u32>() == 100));
+    assert!(s
+        .epochs
+        .iter()
+        .all(|p| p.iter().map(|x| x.1).sum::<u32>() == 100));
     // Daylight holds 96 epochs of up to 6 green racks: enough for 4800 green slots.
     assert!(s.green >= 4800, "green {}", s.green);
     assert_eq!(stats.failures, 0);

@@ -53,3 +53,6 @@ pub enum SlaError {
         limit_h: f64,
     },
 }
+
+#[cfg(test)]
+mod tests;

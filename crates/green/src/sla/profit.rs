@@ -34,7 +34,9 @@ impl JobTerms {
     pub(crate) fn of(job: &Job) -> JobTerms {
         let epochs = (job.runtime_h / EPOCH_H - ROUND_SLACK).ceil().max(1.0) as u32;
         let slots = epochs as f64 * job.servers as f64;
-        let green_slots = (job.green_sla / 100.0 * slots - ROUND_SLACK).ceil().max(0.0) as u32;
+        let green_slots = (job.green_sla / 100.0 * slots - ROUND_SLACK)
+            .ceil()
+            .max(0.0) as u32;
         JobTerms {
             vms: job.servers,
             epochs,

@@ -4,9 +4,9 @@
 //! 1. **Decide** (the scheduler runs at the end of the epoch before, §A.4.2). Jobs that
 //!    arrived since the last epoch boundary start now, if admitted, and run T_j
 //!    consecutive epochs (constraint A.9). The policy sees the latest prediction
-//!    issued at or before `now`. SA also reruns when the schedule, with the latest
-//!    prediction and the green slots jobs have had so far, is expected to miss more
-//!    green slots of some job than when it last planned (§A.4.2, §A.4.4).
+//!    issued at or before `now`. Before the arrivals, SA reruns if the schedule, with
+//!    the latest prediction and the green slots jobs have had so far, is expected to
+//!    miss more green slots of some job than when SA last planned (§A.4.2, §A.4.4).
 //! 2. **Run.** The racks' buses are set by the energy produced in the epoch
 //!    ([`Datacenter::partition`](super::datacenter::Datacenter::partition)): a rack
 //!    the plan took to be green turns brown when the sun falls short of the
@@ -28,7 +28,7 @@ use crate::{EpochPower, Job, Prediction, Solar, EPOCH_H};
 
 use super::anneal::Annealer;
 use super::datacenter::{Datacenter, Plan, Schedule};
-use super::forecast::{outlook, Forecast};
+use super::forecast::{outlook, Forecast, ToPlace};
 use super::greedy::{first_fit, static_green};
 use super::milp::{solve, MilpStats, Model};
 use super::profit::{brown_cost, JobTerms};
@@ -97,6 +97,9 @@ pub struct SchedulerStats {
     pub milp_solves: u64,
     /// MILPs with no solution (infeasible, or none within the time limit).
     pub milp_failures: u64,
+    /// MILPs stopped by their time limit; when not 0, the run depends on the machine's
+    /// speed.
+    pub milp_time_limited: u64,
     /// Mean milliseconds per MILP.
     pub milp_mean_ms: f64,
     /// Milliseconds of the slowest MILP.
@@ -169,12 +172,12 @@ pub fn simulate_sla(
         let forecast = (policy == SlaPolicy::Sa || !arriving.is_empty())
             .then(|| Forecast::new(prediction, now, until, cfg));
         if let Some(f) = &forecast {
+            if policy == SlaPolicy::Sa {
+                sim.rerun_if_violations_expected(f, now);
+            }
             for &i in arriving {
                 sim.arrive(i, terms[i], now, f);
             }
-        }
-        if let (SlaPolicy::Sa, Some(f)) = (policy, &forecast) {
-            sim.rerun_if_violations_expected(f, now);
         }
         epochs.push(sim.run_epoch(now, solar, prediction, &mut totals));
     }
@@ -217,13 +220,11 @@ impl Sim<'_> {
             SlaPolicy::Ff => first_fit(dc, now, epochs, terms.vms)
                 .map(|p| self.schedule.admit(i, terms, plan(p)))
                 .is_some(),
-            SlaPolicy::Sgp => {
-                static_green(dc, f, cfg, now, epochs, terms.vms, terms.green_slots)
-                    .map(|p| self.schedule.admit(i, terms, plan(p)))
-                    .is_some()
-            }
+            SlaPolicy::Sgp => static_green(dc, f, cfg, now, epochs, terms.vms, terms.green_slots)
+                .map(|p| self.schedule.admit(i, terms, plan(p)))
+                .is_some(),
             SlaPolicy::Lp => {
-                let inst = f.milp_instance(dc, cfg, now, epochs, terms.vms, terms.green_slots, None);
+                let inst = f.milp_instance(dc, cfg, ToPlace::new_job(now, terms));
                 match solve(&inst, Model::Reduced, &mut self.milp) {
                     Some(s) => {
                         // §A.4.4: rejected if it lowers the profit, by the LP's model
@@ -249,22 +250,27 @@ impl Sim<'_> {
     /// SA's admission (§A.4.4): the MILP places the job around the fixed schedule, SA
     /// improves the whole, and the job stays only if the predicted profit rises.
     fn sa_arrive(&mut self, i: usize, terms: JobTerms, now: usize, f: &Forecast) -> bool {
-        let epochs = terms.epochs as usize;
-        let inst = f.milp_instance(
-            &self.schedule.dc,
-            self.cfg,
-            now,
-            epochs,
-            terms.vms,
-            terms.green_slots,
-            None,
-        );
+        let inst = f.milp_instance(&self.schedule.dc, self.cfg, ToPlace::new_job(now, terms));
         let Some(placed) = solve(&inst, Model::Reduced, &mut self.milp) else {
             return false;
         };
         let base = outlook(&self.schedule, f, self.cfg, now).cost;
-        let j = self.schedule.admit(i, terms, Plan { start: now, epochs: placed.epochs });
-        let annealed = self.annealer.run(&mut self.schedule, f, self.cfg, now, Some(j), &mut self.milp);
+        let j = self.schedule.admit(
+            i,
+            terms,
+            Plan {
+                start: now,
+                epochs: placed.epochs,
+            },
+        );
+        let annealed = self.annealer.run(
+            &mut self.schedule,
+            f,
+            self.cfg,
+            now,
+            Some(j),
+            &mut self.milp,
+        );
         let gain = terms.revenue(self.cfg) - (annealed.cost - base);
         if gain > 0.0 {
             self.note_expectations(f, now);
@@ -287,7 +293,8 @@ impl Sim<'_> {
             return;
         }
         let started = Instant::now();
-        self.annealer.run(&mut self.schedule, f, self.cfg, now, None, &mut self.milp);
+        self.annealer
+            .run(&mut self.schedule, f, self.cfg, now, None, &mut self.milp);
         self.note_expectations(f, now);
         self.stats.reruns += 1;
         self.record_run(started);
@@ -310,7 +317,13 @@ impl Sim<'_> {
     }
 
     /// Runs epoch `now` on the energy produced in it.
-    fn run_epoch(&mut self, now: usize, solar: &Solar, prediction: &Prediction, totals: &mut Totals) -> EpochPower {
+    fn run_epoch(
+        &mut self,
+        now: usize,
+        solar: &Solar,
+        prediction: &Prediction,
+        totals: &mut Totals,
+    ) -> EpochPower {
         let cfg = self.cfg;
         let dc = &self.schedule.dc;
         let produced_kwh = solar.kw_at(now) * EPOCH_H;
@@ -331,7 +344,9 @@ impl Sim<'_> {
             sla_kwh += green.min(a.green_needed() as u64) as f64 * cfg.slot_kwh();
             a.green += green;
         }
-        totals.migrations += (0..dc.racks()).map(|r| dc.arriving(now, r) as u64).sum::<u64>();
+        totals.migrations += (0..dc.racks())
+            .map(|r| dc.arriving(now, r) as u64)
+            .sum::<u64>();
         let green_kwh = p.green_racks_kwh + p.green_to_mixed_kwh;
         totals.green_kwh += green_kwh;
         totals.green_sla_kwh += sla_kwh;
@@ -340,7 +355,9 @@ impl Sim<'_> {
         EpochPower {
             time_h: now as f64 * EPOCH_H,
             produced_kw: produced_kwh / EPOCH_H,
-            predicted_kw: prediction.kw(now.saturating_sub(HOUR_EPOCHS), now).unwrap_or(0.0),
+            predicted_kw: prediction
+                .kw(now.saturating_sub(HOUR_EPOCHS), now)
+                .unwrap_or(0.0),
             green_sla_kw: sla_kwh / EPOCH_H,
             green_other_kw: (green_kwh - sla_kwh).max(0.0) / EPOCH_H,
             brown_kw: p.brown_kwh / EPOCH_H,
@@ -367,6 +384,7 @@ impl Sim<'_> {
         self.stats.run_mean_ms = self.run_seconds / runs * 1e3;
         self.stats.milp_solves = self.milp.solves;
         self.stats.milp_failures = self.milp.failures;
+        self.stats.milp_time_limited = self.milp.time_limited;
         self.stats.milp_mean_ms = self.milp.seconds / self.milp.solves.max(1) as f64 * 1e3;
         self.stats.milp_max_ms = self.milp.max_seconds * 1e3;
         self.stats.milp_max_variables = self.milp.max_variables;
