@@ -5,6 +5,7 @@ mod calibrate;
 mod demo;
 mod emulate;
 mod fanout;
+mod green;
 mod load;
 mod plan;
 mod plan_eetl;
@@ -70,6 +71,10 @@ enum Command {
     /// (the JVM's FM in jvm/).
     #[command(subcommand)]
     Vectors(vectors::VectorsCommand),
+    /// Green datacenter schedulers (Haque's dissertation, appendices A and B): generate
+    /// inputs, and simulate Green SLAs or GreenPar.
+    #[command(subcommand)]
+    Green(green::GreenCommand),
 }
 
 fn main() -> ExitCode {
@@ -92,6 +97,7 @@ fn main() -> ExitCode {
         Command::Load(args) => load::load(args),
         Command::Emulate(args) => emulate::run(args),
         Command::Vectors(cmd) => vectors::run(cmd),
+        Command::Green(cmd) => green::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -28,6 +28,25 @@ pub struct ChartError {
     pub reason: String,
 }
 
+/// Fonts tried for the text, in order: plotters measures and draws text with a font it
+/// is given (the same list as the demo's chart).
+const FONTS: [&str; 3] = [
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+];
+
+fn register_font() -> Result<(), String> {
+    let path = FONTS
+        .iter()
+        .find(|p| Path::new(p).exists())
+        .ok_or_else(|| format!("no font found (tried {})", FONTS.join(", ")))?;
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+    plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
+        .map_err(|_| format!("{path} is not a usable font"))
+}
+
 /// Draws `epochs` to an SVG file at `path`, titled `title`: the power used stacked by
 /// source (green for Green SLAs, other green, brown), with the solar production as a line
 /// and its one-hour-ahead prediction dashed.
@@ -39,6 +58,7 @@ pub fn power_chart(path: &Path, title: &str, epochs: &[EpochPower]) -> Result<()
     if epochs.is_empty() {
         return Err(fail("the run has no epochs".into()));
     }
+    register_font().map_err(fail)?;
     let end_h = epochs.last().map_or(0.0, |e| e.time_h) + EPOCH_H;
     let top = epochs
         .iter()

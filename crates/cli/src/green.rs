@@ -1,0 +1,236 @@
+//! `tailor green`: the green datacenter schedulers (Haque's dissertation, appendices A and B): generate inputs, and simulate Green SLAs or GreenPar.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Args, Subcommand, ValueEnum};
+use tailor_green::generate::{generate, Day, System, Workload};
+use tailor_green::par::{simulate_par, ParConfig, ParPolicy};
+use tailor_green::sla::{simulate_sla, SlaConfig, SlaPolicy};
+use tailor_green::{power_chart, EpochPower, Job, Prediction, Solar};
+
+use crate::write_output;
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum GreenCommand {
+    /// Write seeded inputs shaped from the appendices: DIR/jobs.csv, DIR/solar.csv and
+    /// DIR/prediction.csv (docs/green.md).
+    Generate(GenerateArgs),
+    /// Simulate a policy of Green SLAs (`--system sla`: sa, lp, ff, sgp) or GreenPar
+    /// (`--system par`: baseline, reactive, aggressive, offline, nebulous) on a trace,
+    /// its solar production and predictions; prints one JSON summary.
+    Simulate(GreenSimulateArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct GenerateArgs {
+    /// The trace the jobs are shaped like: grid5k or intrepid.
+    #[arg(long, value_parser = parse_workload)]
+    workload: Workload,
+    /// The solar days: high, medium or low.
+    #[arg(long, value_parser = parse_day)]
+    day: Day,
+    /// Which system's scale: sla (appendix A: 48 h, 1,680 servers; the default) or par
+    /// (appendix B: 24 h, 50 servers).
+    #[arg(long, default_value = "sla", value_parser = parse_system)]
+    system: System,
+    /// Seed: the same seed writes the same files.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// The directory to write into (created if missing).
+    #[arg(long)]
+    out_dir: PathBuf,
+}
+
+/// Which scheduler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SystemArg {
+    /// Green SLAs (appendix A).
+    Sla,
+    /// GreenPar (appendix B).
+    Par,
+}
+
+/// How the summary is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum GreenFormat {
+    /// One JSON object.
+    Json,
+    /// A table for people.
+    Table,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct GreenSimulateArgs {
+    /// sla (Green SLAs) or par (GreenPar).
+    #[arg(long, value_enum)]
+    system: SystemArg,
+    /// The policy: sa, lp, ff, sgp (sla); baseline, reactive, aggressive, offline,
+    /// nebulous (par).
+    #[arg(long)]
+    policy: String,
+    /// The job trace (jobs.csv).
+    #[arg(long)]
+    jobs: PathBuf,
+    /// The solar production (solar.csv).
+    #[arg(long)]
+    solar: PathBuf,
+    /// Its predictions (prediction.csv).
+    #[arg(long)]
+    prediction: PathBuf,
+    /// Seed of the policy's own randomness (SA).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// GreenPar: the largest slowdown a job may suffer against its requested servers.
+    #[arg(long, default_value_t = 1.1)]
+    slowdown: f64,
+    /// GreenPar: the error of the runtime estimates Aggressive and Nebulous plan with, as
+    /// a fraction (0.25: every estimate 25% long; §B.5's sensitivity).
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    runtime_error: f64,
+    /// GreenPar: the datacenter's servers (default: 50, or the trace's peak request if
+    /// larger).
+    #[arg(long)]
+    servers: Option<u32>,
+    /// Draw the run's power profile (SVG) here.
+    #[arg(long)]
+    chart: Option<PathBuf>,
+    /// Write the run's power profile, epoch by epoch, here (CSV).
+    #[arg(long)]
+    profile: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = GreenFormat::Json)]
+    format: GreenFormat,
+}
+
+fn parse_workload(text: &str) -> Result<Workload, String> {
+    Workload::parse(text).map_err(|e| e.to_string())
+}
+
+fn parse_day(text: &str) -> Result<Day, String> {
+    Day::parse(text).map_err(|e| e.to_string())
+}
+
+fn parse_system(text: &str) -> Result<System, String> {
+    System::parse(text).map_err(|e| e.to_string())
+}
+
+pub(crate) fn run(cmd: GreenCommand) -> anyhow::Result<()> {
+    match cmd {
+        GreenCommand::Generate(args) => {
+            let g = generate(args.workload, args.day, args.system, args.seed);
+            g.write_dir(&args.out_dir)
+                .with_context(|| format!("cannot write into {}", args.out_dir.display()))?;
+            eprintln!(
+                "wrote {} jobs, {:.1} kWh of solar over {} h, and its predictions to {}",
+                g.jobs.len(),
+                g.solar.total_kwh(),
+                g.solar.kw.len() as f64 * tailor_green::EPOCH_H,
+                args.out_dir.display()
+            );
+            Ok(())
+        }
+        GreenCommand::Simulate(args) => simulate(args),
+    }
+}
+
+fn simulate(args: GreenSimulateArgs) -> anyhow::Result<()> {
+    // The policy first: a misspelt name should not wait for the files.
+    let (sla_policy, par_policy) = match args.system {
+        SystemArg::Sla => (Some(SlaPolicy::parse(&args.policy)?), None),
+        SystemArg::Par => (None, Some(ParPolicy::parse(&args.policy)?)),
+    };
+    let jobs = Job::read_all(&args.jobs)?;
+    let solar = Solar::read(&args.solar)?;
+    let prediction = Prediction::read(&args.prediction)?;
+    let (summary, epochs, table): (serde_json::Value, Vec<EpochPower>, Vec<(String, String)>) =
+        match args.system {
+            SystemArg::Sla => {
+                let policy = sla_policy.expect("parsed above");
+                let cfg = SlaConfig {
+                    seed: args.seed,
+                    ..SlaConfig::default()
+                };
+                let s = simulate_sla(&jobs, &solar, &prediction, &cfg, policy)?;
+                let rows = vec![
+                    ("policy".into(), args.policy.clone()),
+                    ("profit ($)".into(), format!("{:.2}", s.profit)),
+                    ("admitted".into(), s.admitted.to_string()),
+                    ("rejected".into(), s.rejected.to_string()),
+                    ("Green SLA violations".into(), s.violations.to_string()),
+                    ("green used (kWh)".into(), format!("{:.1}", s.green_kwh)),
+                    ("brown used (kWh)".into(), format!("{:.1}", s.brown_kwh)),
+                ];
+                (serde_json::to_value(&s)?, s.epochs.clone(), rows)
+            }
+            SystemArg::Par => {
+                anyhow::ensure!(
+                    args.slowdown.is_finite() && args.slowdown >= 1.0,
+                    "--slowdown: must be at least 1, found {}",
+                    args.slowdown
+                );
+                let policy = par_policy.expect("parsed above");
+                let cfg = ParConfig {
+                    slowdown: args.slowdown,
+                    servers: args.servers,
+                    runtime_error: args.runtime_error,
+                    ..ParConfig::default()
+                };
+                let s = simulate_par(&jobs, &solar, &prediction, &cfg, policy)?;
+                let rows = vec![
+                    ("policy".into(), args.policy.clone()),
+                    ("brown used (kWh)".into(), format!("{:.2}", s.brown_kwh)),
+                    ("green used (kWh)".into(), format!("{:.2}", s.green_kwh)),
+                    (
+                        "mean runtime (h)".into(),
+                        format!("{:.3}", s.mean_runtime_h),
+                    ),
+                ];
+                (serde_json::to_value(&s)?, s.epochs.clone(), rows)
+            }
+        };
+    let mut summary = summary;
+    if let Some(fields) = summary.as_object_mut() {
+        // The profile goes to --profile and --chart, not into the one-line summary.
+        fields.remove("epochs");
+    }
+    if let Some(path) = &args.chart {
+        let title = format!("{} on {}", args.policy, args.jobs.display());
+        power_chart(path, &title, &epochs)?;
+    }
+    if let Some(path) = &args.profile {
+        write_output(Some(path.as_path()), |w| {
+            writeln!(
+                w,
+                "time_h,produced_kw,predicted_kw,green_sla_kw,green_other_kw,brown_kw,servers"
+            )?;
+            for e in &epochs {
+                writeln!(
+                    w,
+                    "{},{:.4},{:.4},{:.4},{:.4},{:.4},{}",
+                    e.time_h,
+                    e.produced_kw,
+                    e.predicted_kw,
+                    e.green_sla_kw,
+                    e.green_other_kw,
+                    e.brown_kw,
+                    e.servers
+                )?;
+            }
+            Ok(())
+        })?;
+    }
+    write_output(None, |w| match args.format {
+        GreenFormat::Json => {
+            serde_json::to_writer(&mut *w, &summary)?;
+            writeln!(w)
+        }
+        GreenFormat::Table => {
+            let width = table.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+            for (k, v) in &table {
+                writeln!(w, "{k:width$}  {v}")?;
+            }
+            Ok(())
+        }
+    })
+}

@@ -1,0 +1,184 @@
+//! End-to-end tests of `tailor green` (issue 43): generate inputs, simulate every Green SLA and GreenPar policy, and refuse bad input naming the file, line and field.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn tailor(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args(args)
+        .output()
+        .expect("the tailor binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tailor-green-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn generate(dir: &Path, workload: &str, day: &str, system: &str) {
+    let out = tailor(&[
+        "green",
+        "generate",
+        "--workload",
+        workload,
+        "--day",
+        day,
+        "--system",
+        system,
+        "--seed",
+        "1",
+        "--out-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for f in ["jobs.csv", "solar.csv", "prediction.csv"] {
+        assert!(dir.join(f).exists(), "{f}");
+    }
+}
+
+fn simulate(dir: &Path, system: &str, policy: &str, extra: &[&str]) -> serde_json::Value {
+    let path = |f: &str| dir.join(f).to_str().unwrap().to_string();
+    let (jobs, solar, prediction) = (path("jobs.csv"), path("solar.csv"), path("prediction.csv"));
+    let mut args = vec![
+        "green",
+        "simulate",
+        "--system",
+        system,
+        "--policy",
+        policy,
+        "--jobs",
+        &jobs,
+        "--solar",
+        &solar,
+        "--prediction",
+        &prediction,
+    ];
+    args.extend_from_slice(extra);
+    let out = tailor(&args);
+    assert!(out.status.success(), "{policy}: {}", text(&out.stderr));
+    serde_json::from_str(text(&out.stdout).trim()).expect("one JSON object")
+}
+
+#[test]
+fn greenpar_policies_run_on_a_generated_high_day_and_save_brown_energy() {
+    let dir = scratch("par");
+    generate(&dir, "grid5k", "high", "par");
+    let chart = dir.join("baseline.svg");
+    let base = simulate(
+        &dir,
+        "par",
+        "baseline",
+        &["--chart", chart.to_str().unwrap()],
+    );
+    assert!(std::fs::read_to_string(&chart).unwrap().starts_with("<svg"));
+    for field in ["brown_kwh", "green_kwh", "mean_runtime_h"] {
+        assert!(base[field].is_number(), "{field}: {base}");
+    }
+    assert!(
+        base.get("epochs").is_none(),
+        "the profile stays out of the summary"
+    );
+    for policy in ["reactive", "aggressive", "offline", "nebulous"] {
+        let s = simulate(&dir, "par", policy, &[]);
+        let f = |s: &serde_json::Value, k: &str| s[k].as_f64().unwrap();
+        assert!(f(&s, "brown_kwh") < f(&base, "brown_kwh"), "{policy}: {s}");
+        assert!(
+            f(&s, "mean_runtime_h") < f(&base, "mean_runtime_h"),
+            "{policy}: {s}"
+        );
+    }
+}
+
+#[test]
+fn green_sla_policies_report_profit_and_violations() {
+    let dir = scratch("sla");
+    generate(&dir, "grid5k", "medium", "sla");
+    // The first 60 jobs keep the test quick in a debug build; the acceptance runs the
+    // whole trace (docs/green.md).
+    let jobs = std::fs::read_to_string(dir.join("jobs.csv")).unwrap();
+    let short: String = jobs.lines().take(61).map(|l| format!("{l}\n")).collect();
+    std::fs::write(dir.join("jobs.csv"), short).unwrap();
+    for policy in ["ff", "sgp", "lp", "sa"] {
+        let s = simulate(&dir, "sla", policy, &[]);
+        for field in [
+            "profit",
+            "green_kwh",
+            "brown_kwh",
+            "admitted",
+            "rejected",
+            "violations",
+        ] {
+            assert!(s[field].is_number(), "{policy} {field}: {s}");
+        }
+        let admitted = s["admitted"].as_u64().unwrap() + s["rejected"].as_u64().unwrap();
+        assert_eq!(admitted, 60, "{policy}: every job is admitted or rejected");
+    }
+}
+
+#[test]
+fn bad_inputs_are_refused_naming_the_file_line_and_field() {
+    let dir = scratch("bad");
+    generate(&dir, "intrepid", "low", "par");
+    let jobs = dir.join("jobs.csv");
+    let mut lines: Vec<String> = std::fs::read_to_string(&jobs)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    lines[3] = "x,1,4,oops,0,is".into();
+    std::fs::write(&jobs, lines.join("\n") + "\n").unwrap();
+    let out = tailor(&[
+        "green",
+        "simulate",
+        "--system",
+        "par",
+        "--policy",
+        "baseline",
+        "--jobs",
+        jobs.to_str().unwrap(),
+        "--solar",
+        dir.join("solar.csv").to_str().unwrap(),
+        "--prediction",
+        dir.join("prediction.csv").to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let e = text(&out.stderr);
+    assert!(e.contains("jobs.csv:4: field `runtime_h`"), "{e}");
+    let out = tailor(&[
+        "green",
+        "generate",
+        "--workload",
+        "bing",
+        "--day",
+        "high",
+        "--out-dir",
+        "/tmp/x",
+    ]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("grid5k, intrepid"));
+    let out = tailor(&[
+        "green",
+        "simulate",
+        "--system",
+        "sla",
+        "--policy",
+        "greedy",
+        "--jobs",
+        jobs.to_str().unwrap(),
+        "--solar",
+        dir.join("solar.csv").to_str().unwrap(),
+        "--prediction",
+        dir.join("prediction.csv").to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("greedy"),
+        "{}",
+        text(&out.stderr)
+    );
+}
