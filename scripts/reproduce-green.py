@@ -61,6 +61,7 @@ class Runner:
         s = json.loads(sh(args).strip().splitlines()[-1])
         s["wall_s"] = round(time.time() - t0, 2)
         s["inputs"], s["tag"] = d, tag
+        s.pop("job_results", None)  # per job: in the summary, not worth keeping here
         self.log.write(json.dumps(s) + "\n")
         self.log.flush()
         return s
