@@ -130,7 +130,10 @@ fn bad_inputs_are_refused_naming_the_file_line_and_field() {
         .lines()
         .map(str::to_string)
         .collect();
-    lines[3] = "x,1,4,oops,0,is".into();
+    // Line 4's runtime (the fourth field) is not a number.
+    let mut fields: Vec<String> = lines[3].split(',').map(str::to_string).collect();
+    fields[3] = "oops".into();
+    lines[3] = fields.join(",");
     std::fs::write(&jobs, lines.join("\n") + "\n").unwrap();
     let out = tailor(&[
         "green",
