@@ -16,6 +16,9 @@ pub(crate) enum GreenCommand {
     /// Write seeded inputs shaped from the appendices: DIR/jobs.csv, DIR/solar.csv and
     /// DIR/prediction.csv (docs/green.md).
     Generate(GenerateArgs),
+    /// Turn a real trace (the Parallel Workload Archive's SWF, or the Grid Workload
+    /// Archive's GWF) into jobs.csv, windowed and scaled as the appendices did.
+    Import(ImportArgs),
     /// Simulate a policy of Green SLAs (`--system sla`: sa, lp, ff, sgp) or GreenPar
     /// (`--system par`: baseline, reactive, aggressive, offline, nebulous) on a trace,
     /// its solar production and predictions; prints one JSON summary.
@@ -40,6 +43,40 @@ pub(crate) struct GenerateArgs {
     /// The directory to write into (created if missing).
     #[arg(long)]
     out_dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ImportArgs {
+    /// The trace file.
+    trace: PathBuf,
+    /// Its format: swf or gwf.
+    #[arg(long)]
+    format: String,
+    /// Keep jobs submitted from this many hours after the trace's first submission.
+    #[arg(long, default_value_t = 0.0)]
+    start_h: f64,
+    /// ... for this many hours (§A.5.1 took 48, §B.4 24; default: the whole trace).
+    #[arg(long)]
+    hours: Option<f64>,
+    /// Processors to servers: divide:N (⌈processors / N⌉; §A.5.1's Intrepid: 24),
+    /// table-b2 (§B.4's Intrepid mapping), power-of-two (§B.4's Grid5k).
+    #[arg(long, default_value = "divide:1")]
+    sizing: String,
+    /// Multiply runtimes by this (§A.5.1's Intrepid: 8).
+    #[arg(long, default_value_t = 1.0)]
+    runtime_multiplier: f64,
+    /// Drop jobs with fewer processors (§B.4's Grid5k: 2).
+    #[arg(long, default_value_t = 1)]
+    min_processors: u64,
+    /// Drop jobs with more servers after sizing (§A.5.1: 1680).
+    #[arg(long)]
+    max_servers: Option<u32>,
+    /// Give jobs Green SLAs as §A.5.1 does, drawn from this seed (default: none).
+    #[arg(long)]
+    green_sla_seed: Option<u64>,
+    /// Write jobs.csv here.
+    #[arg(long)]
+    out: PathBuf,
 }
 
 /// Which scheduler.
@@ -131,7 +168,57 @@ pub(crate) fn run(cmd: GreenCommand) -> anyhow::Result<()> {
             Ok(())
         }
         GreenCommand::Simulate(args) => simulate(args),
+        GreenCommand::Import(args) => import(args),
     }
+}
+
+fn import(args: ImportArgs) -> anyhow::Result<()> {
+    use tailor_green::archive::{load, ArchiveOptions, Format, GreenSlas, Sizing};
+    let sizing = match args.sizing.split_once(':') {
+        Some(("divide", n)) => Sizing::Divide(
+            n.parse()
+                .ok()
+                .filter(|n| *n >= 1)
+                .with_context(|| format!("--sizing {}: divide:N needs N >= 1", args.sizing))?,
+        ),
+        None if args.sizing == "table-b2" => Sizing::IntrepidTableB2,
+        None if args.sizing == "power-of-two" => Sizing::PowerOfTwoServers,
+        _ => anyhow::bail!(
+            "--sizing {}: expected divide:N, table-b2 or power-of-two",
+            args.sizing
+        ),
+    };
+    let options = ArchiveOptions {
+        start_h: args.start_h,
+        length_h: args.hours.unwrap_or(f64::INFINITY),
+        sizing,
+        runtime_multiplier: args.runtime_multiplier,
+        min_processors: args.min_processors,
+        max_servers: args.max_servers,
+        green_slas: args
+            .green_sla_seed
+            .map_or(GreenSlas::None, |seed| GreenSlas::Uniform { seed }),
+    };
+    let loaded = load(&args.trace, Format::parse(&args.format)?, &options)?;
+    let k = loaded.skipped;
+    let skipped = format!(
+        "skipped {} with fields missing, {} partial runs, {} outside the window, {} filtered",
+        k.missing, k.partial, k.outside_window, k.filtered
+    );
+    anyhow::ensure!(
+        !loaded.jobs.is_empty(),
+        "{}: no job falls in the window ({skipped})",
+        args.trace.display()
+    );
+    write_output(Some(args.out.as_path()), |w| {
+        tailor_green::generate::write_jobs(w, &loaded.jobs)
+    })?;
+    eprintln!(
+        "wrote {} jobs to {} ({skipped})",
+        loaded.jobs.len(),
+        args.out.display()
+    );
+    Ok(())
 }
 
 fn simulate(args: GreenSimulateArgs) -> anyhow::Result<()> {

@@ -185,3 +185,51 @@ fn bad_inputs_are_refused_naming_the_file_line_and_field() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn an_swf_trace_imports_into_jobs_that_simulate() {
+    let dir = scratch("swf");
+    generate(&dir, "grid5k", "high", "par");
+    // Three SWF jobs (18 fields: id, submit s, wait, run s, allocated processors, ...),
+    // one a partial execution (status 2), one outside a 2-hour window.
+    let swf = "; a comment\n\
+        1 0 5 3600 8 -1 -1 8 -1 -1 1 1 1 1 1 -1 -1 -1\n\
+        2 600 5 1800 4 -1 -1 4 -1 -1 2 1 1 1 1 -1 -1 -1\n\
+        3 1200 5 7200 16 -1 -1 16 -1 -1 1 1 1 1 1 -1 -1 -1\n\
+        4 9000 5 3600 4 -1 -1 4 -1 -1 1 1 1 1 1 -1 -1 -1\n";
+    let trace = dir.join("t.swf");
+    std::fs::write(&trace, swf).unwrap();
+    let jobs = dir.join("jobs.csv");
+    let out = tailor(&[
+        "green",
+        "import",
+        trace.to_str().unwrap(),
+        "--format",
+        "swf",
+        "--hours",
+        "2",
+        "--sizing",
+        "power-of-two",
+        "--out",
+        jobs.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(&jobs).unwrap();
+    assert_eq!(written.lines().count(), 3, "{written}");
+    assert!(text(&out.stderr).contains("1 partial runs, 1 outside the window"));
+    let s = simulate(&dir, "par", "reactive", &[]);
+    assert!(s["mean_runtime_h"].as_f64().unwrap() > 0.0, "{s}");
+    let out = tailor(&[
+        "green",
+        "import",
+        trace.to_str().unwrap(),
+        "--format",
+        "swf",
+        "--sizing",
+        "half",
+        "--out",
+        jobs.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("--sizing half"));
+}
