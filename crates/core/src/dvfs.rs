@@ -260,14 +260,8 @@ impl DvfsPolicy {
     /// P-states and for the same target.
     pub fn parse(spec: &str, plan: Option<&Arc<EetlPlan>>) -> Result<DvfsPolicy, SpecError> {
         let bad = |reason: String| SpecError::syntax("policy", spec, reason);
-        let ms = |text: &str, what: &str| -> Result<f64, SpecError> {
-            text.parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite() && *v >= 0.0)
-                .ok_or_else(|| bad(format!("{what} {text:?} must be a number of ms, 0 or more")))
-        };
         let target = |text: &str| -> Result<f64, SpecError> {
-            let t = ms(text, "target")?;
+            let t = crate::s2f::parse_ms(spec, text, "target")?;
             if t > 0.0 {
                 Ok(t)
             } else {
@@ -305,14 +299,7 @@ impl DvfsPolicy {
             }
             Some(("pegasus", t)) => DvfsPolicy::Pegasus(target(t)?),
             Some(("s2f-dvfs", list)) => {
-                let t = list
-                    .split(':')
-                    .map(|x| ms(x, "threshold"))
-                    .collect::<Result<Vec<_>, _>>()?;
-                if t.windows(2).any(|w| w[1] < w[0]) {
-                    return Err(bad("thresholds must not decrease".into()));
-                }
-                DvfsPolicy::Fixed(t)
+                DvfsPolicy::Fixed(crate::s2f::parse_thresholds(spec, list)?)
             }
             _ => return Err(bad(format!("expected one of {DVFS_POLICY_FORMS}"))),
         })
@@ -323,13 +310,7 @@ impl DvfsPolicy {
         match self {
             DvfsPolicy::EetlDvfs(p) => format!("eetl-dvfs:{}", p.target_ms),
             DvfsPolicy::TlDvfs => "tl-dvfs".into(),
-            DvfsPolicy::Fixed(t) => format!(
-                "s2f-dvfs:{}",
-                t.iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(":")
-            ),
+            DvfsPolicy::Fixed(t) => format!("s2f-dvfs:{}", crate::s2f::join_thresholds(t)),
             DvfsPolicy::Pegasus(t) => format!("pegasus:{t}"),
             DvfsPolicy::Schedutil => "schedutil".into(),
             DvfsPolicy::Max => "max".into(),

@@ -51,12 +51,7 @@ impl HeteroPolicy {
     /// Parses a policy; `eetl` and `reactive` take `plan` (from `--table`).
     pub fn parse(spec: &str, plan: Option<&Arc<EetlPlan>>) -> Result<HeteroPolicy, SpecError> {
         let bad = |reason: String| SpecError::syntax("policy", spec, reason);
-        let ms = |text: &str, what: &str| -> Result<f64, SpecError> {
-            text.parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite() && *v >= 0.0)
-                .ok_or_else(|| bad(format!("{what} {text:?} must be a number of ms, 0 or more")))
-        };
+        let ms = |text: &str, what: &str| parse_ms(spec, text, what);
         let plan_for = |target: f64| -> Result<Arc<EetlPlan>, SpecError> {
             let plan = plan
                 .cloned()
@@ -94,16 +89,7 @@ impl HeteroPolicy {
                 HeteroPolicy::Reactive(t, plan_for(t)?)
             }
             Some(("rc-hetero", w)) => HeteroPolicy::RcHetero(ms(w, "work bound")?),
-            Some(("s2f", list)) => {
-                let t = list
-                    .split(':')
-                    .map(|x| ms(x, "threshold"))
-                    .collect::<Result<Vec<_>, _>>()?;
-                if t.windows(2).any(|w| w[1] < w[0]) {
-                    return Err(bad("thresholds must not decrease".into()));
-                }
-                HeteroPolicy::Fixed(t)
-            }
+            Some(("s2f", list)) => HeteroPolicy::Fixed(parse_thresholds(spec, list)?),
             _ => return Err(bad(format!("expected one of {HETERO_POLICY_FORMS}"))),
         })
     }
@@ -116,13 +102,7 @@ impl HeteroPolicy {
             HeteroPolicy::Ee => "ee".into(),
             HeteroPolicy::Oblivious => "oblivious".into(),
             HeteroPolicy::RcHetero(w) => format!("rc-hetero:{w}"),
-            HeteroPolicy::Fixed(t) => format!(
-                "s2f:{}",
-                t.iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(":")
-            ),
+            HeteroPolicy::Fixed(t) => format!("s2f:{}", join_thresholds(t)),
             HeteroPolicy::Reactive(t, _) => format!("reactive:{t}"),
         }
     }
@@ -164,6 +144,45 @@ fn positive(v: f64, bad: &impl Fn(String) -> SpecError) -> Result<f64, SpecError
     } else {
         Err(bad("the target must be above 0".into()))
     }
+}
+
+/// A policy's time in ms, 0 or more; `what` names it in the error about `spec`.
+pub(crate) fn parse_ms(spec: &str, text: &str, what: &str) -> Result<f64, SpecError> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .ok_or_else(|| {
+            SpecError::syntax(
+                "policy",
+                spec,
+                format!("{what} {text:?} must be a number of ms, 0 or more"),
+            )
+        })
+}
+
+/// A fixed-threshold policy's list `T1[:T2...]` of ms, which must not decrease
+/// (`s2f:` and `s2f-dvfs:`).
+pub(crate) fn parse_thresholds(spec: &str, list: &str) -> Result<Vec<f64>, SpecError> {
+    let t = list
+        .split(':')
+        .map(|x| parse_ms(spec, x, "threshold"))
+        .collect::<Result<Vec<_>, _>>()?;
+    if t.windows(2).any(|w| w[1] < w[0]) {
+        return Err(SpecError::syntax(
+            "policy",
+            spec,
+            "thresholds must not decrease",
+        ));
+    }
+    Ok(t)
+}
+
+/// Thresholds as a policy name writes them: `T1:T2:...`.
+pub(crate) fn join_thresholds(t: &[f64]) -> String {
+    t.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 #[cfg(test)]
