@@ -30,7 +30,7 @@ use tailor_core::{
 
 use crate::config::{SimConfig, SimError};
 use crate::measure::{finish, Measurements};
-use crate::report::{RequestRecord, SimOutput, TracePoint};
+use crate::report::{push_trace_point, RequestRecord, SimOutput, TracePoint};
 use crate::time::{run_fluid, Fluid};
 
 /// Times closer than this (ms) are equal.
@@ -497,9 +497,6 @@ impl Sim<'_> {
             threads: busy,
             boosted_threads: 0,
         };
-        match self.trace.last_mut() {
-            Some(last) if (last.time_ms - point.time_ms).abs() <= EPS => *last = point,
-            _ => self.trace.push(point),
-        }
+        push_trace_point(&mut self.trace, point, EPS);
     }
 }

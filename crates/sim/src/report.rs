@@ -136,3 +136,12 @@ pub(crate) fn summarize(cfg: &SimConfig, m: &mut Measurements) -> RunSummary {
         },
     }
 }
+
+/// Adds `point` to a fluid model's trace, replacing the last point when both fall at the
+/// same time (within `eps` ms): events that tie leave one point, the state after them.
+pub(crate) fn push_trace_point(trace: &mut Vec<TracePoint>, point: TracePoint, eps: f64) {
+    match trace.last_mut() {
+        Some(last) if (last.time_ms - point.time_ms).abs() <= eps => *last = point,
+        _ => trace.push(point),
+    }
+}
