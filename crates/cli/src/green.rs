@@ -118,6 +118,9 @@ pub(crate) struct GreenSimulateArgs {
     /// Seed of the policy's own randomness (SA).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Green SLAs, SA: the most jobs one run may reschedule, or `all` (SA-All, §A.5.2).
+    #[arg(long, default_value = "30", value_parser = parse_sa_jobs)]
+    sa_jobs: SaJobs,
     /// GreenPar: the largest slowdown a job may suffer against its requested servers.
     #[arg(long, default_value_t = 1.1)]
     slowdown: f64,
@@ -138,6 +141,22 @@ pub(crate) struct GreenSimulateArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = GreenFormat::Json)]
     format: GreenFormat,
+}
+
+/// SA's job limit: a count, or none (`all`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SaJobs(Option<usize>);
+
+fn parse_sa_jobs(text: &str) -> Result<SaJobs, String> {
+    if text.eq_ignore_ascii_case("all") {
+        return Ok(SaJobs(None));
+    }
+    match text.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(SaJobs(Some(n))),
+        _ => Err(format!(
+            "expected a job count of at least 1, or `all`; found `{text}`"
+        )),
+    }
 }
 
 fn parse_workload(text: &str) -> Result<Workload, String> {
@@ -236,6 +255,7 @@ fn simulate(args: GreenSimulateArgs) -> anyhow::Result<()> {
                 let policy = sla_policy.expect("parsed above");
                 let cfg = SlaConfig {
                     seed: args.seed,
+                    sa_job_limit: args.sa_jobs.0,
                     ..SlaConfig::default()
                 };
                 let s = simulate_sla(&jobs, &solar, &prediction, &cfg, policy)?;

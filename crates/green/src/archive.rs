@@ -159,7 +159,9 @@ pub enum GreenSlas {
     #[default]
     None,
     /// §A.5.1: uniform over [`GREEN_SLA_LEVELS`], drawn in arrival order from a ChaCha8
-    /// stream of this seed; 0% for jobs longer than [`GREEN_SLA_HORIZON_H`].
+    /// stream of this seed; 0% for jobs longer than [`GREEN_SLA_HORIZON_H`], and for jobs
+    /// that end after a finite window ([`ArchiveOptions::length_h`]; see
+    /// [`assign_green_slas`]).
     Uniform {
         /// The seed.
         seed: u64,
@@ -169,10 +171,19 @@ pub enum GreenSlas {
 /// Gives `jobs`, in their order, Green SLAs as §A.5.1 does: uniform over
 /// [`GREEN_SLA_LEVELS`], 0% for jobs longer than [`GREEN_SLA_HORIZON_H`]. Every job draws,
 /// so a job's level does not depend on the runtimes of the jobs before it.
-pub(crate) fn assign_green_slas(jobs: &mut [Job], rng: &mut tailor_core::Rng) {
+///
+/// Jobs whose contracted end (arrival + runtime) falls after `window_end_h` also get 0%.
+/// This extends the appendix's reason for its rule (no prediction reaches past 48 hours)
+/// to the end of the solar data: a 48-hour window comes with 48 hours of solar, so a job
+/// arriving at hour 36 that runs 20 hours could not get green energy for its last 8
+/// hours under any schedule, and every policy that admits it would pay for slots no
+/// policy could meet. `f64::INFINITY` keeps the appendix's rule alone.
+pub(crate) fn assign_green_slas(jobs: &mut [Job], rng: &mut tailor_core::Rng, window_end_h: f64) {
     for job in jobs {
         let level = GREEN_SLA_LEVELS[rng.random_range(0..GREEN_SLA_LEVELS.len())];
-        job.green_sla = if job.runtime_h > GREEN_SLA_HORIZON_H {
+        job.green_sla = if job.runtime_h > GREEN_SLA_HORIZON_H
+            || job.arrival_h + job.runtime_h > window_end_h + 1e-9
+        {
             0.0
         } else {
             level
@@ -440,7 +451,11 @@ pub fn parse(
     // Stable: equal submit times keep the file's order.
     jobs.sort_by(|a, b| a.arrival_h.total_cmp(&b.arrival_h));
     if let GreenSlas::Uniform { seed } = options.green_slas {
-        assign_green_slas(&mut jobs, &mut tailor_core::seeded_rng(seed));
+        assign_green_slas(
+            &mut jobs,
+            &mut tailor_core::seeded_rng(seed),
+            options.length_h,
+        );
     }
     Ok(Loaded { jobs, skipped })
 }
@@ -570,6 +585,27 @@ mod tests {
         )
         .unwrap();
         assert_ne!(a, c);
+        // In a 5-hour window, jobs that end after hour 5 get 0% too; the rest still draw.
+        let window = parse(
+            &text,
+            "t.swf",
+            Format::Swf,
+            &ArchiveOptions {
+                length_h: 5.0,
+                ..options
+            },
+        )
+        .unwrap();
+        let (mut past, mut inside) = (0, std::collections::BTreeSet::new());
+        for j in &window.jobs {
+            if j.arrival_h + j.runtime_h > 5.0 {
+                assert_eq!(j.green_sla, 0.0, "job {}", j.id);
+                past += 1;
+            } else {
+                inside.insert(j.green_sla as u32);
+            }
+        }
+        assert!(past >= 60 && inside.len() == 5, "{past} {inside:?}");
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //!   7 jobs longer than 48 hours; Intrepid 446 jobs, a peak of 1,620 nodes, 1 job longer
 //!   than 48 hours, node demands ÷ 24 and runtimes × 8 (we draw Intrepid-like raw jobs and
 //!   scale them so, with [`Sizing::Divide`]); Green SLAs uniform over {0, 25, 50, 75,
-//!   100}%, 0% past 48 hours.
+//!   100}%, 0% past 48 hours; we give 0% also to jobs that end after the window, where
+//!   the generated solar ends ([`assign_green_slas`]).
 //! - §B.4, 24 hours: Grid5k 26 jobs, a peak of 96 cores, 12 FT, 6 LU, 3 MG, 2 CG and one
 //!   each of SP, EP and IS; Intrepid 113 jobs, a peak of 86 cores, 73 IS, 24 MG, 14 CG,
 //!   1 FT and 1 SP, cores mapped by Table B.2 ([`Sizing::IntrepidTableB2`]); a power of 2
@@ -16,8 +17,9 @@
 //! so no set of them sums to 86. The Intrepid GreenPar peak is 88 cores (44 servers),
 //! 2.3% above.
 //!
-//! Invented, by hand: arrivals on the [`EPOCH_H`] grid with a daily rhythm (rate ∝
-//! 1 + 0.5 sin, highest at 15:00); sizes and runtimes from the mixes and log-normals in
+//! Invented, by hand: arrivals on the [`EPOCH_H`] grid with a daily rhythm
+//! ([`arrival_rate`]: for Green SLAs ∝ 1 + 0.5 sin, highest at 15:00; for GreenPar a
+//! working day, five in six jobs between 07:00 and 19:00); sizes and runtimes from the mixes and log-normals in
 //! `draft` (Grid5k: a third one-node jobs and a long tail, runtimes of median 1 h;
 //! Intrepid: 512- to 16,384-node partitions, raw runtimes of median 15 min); which job
 //! runs which application (the appendix's counts, shuffled). The peak is then met exactly by adjusting sizes at the peak epoch
@@ -148,12 +150,32 @@ fn log_normal(rng: &mut tailor_core::Rng, median: f64, sigma: f64, lo: f64, hi: 
     (median * (sigma * normal(rng)).exp()).clamp(lo, hi)
 }
 
-/// An arrival epoch in the window, with the daily rhythm (rejection sampling).
-fn arrival_epoch(rng: &mut tailor_core::Rng, window_h: f64) -> usize {
+/// The relative arrival rate at hour `t` of the window; at most 1.5.
+fn arrival_rate(system: System, t: f64) -> f64 {
+    let hour = t % 24.0;
+    match system {
+        // Green SLAs: a gentle daily rhythm, highest at 15:00 and a third of it at 03:00.
+        System::Sla => 1.0 + 0.5 * (std::f64::consts::TAU * (hour - 9.0) / 24.0).sin(),
+        // GreenPar: a working day, submissions rising from 07:00 to a peak at 13:00 and
+        // gone by 19:00, over a small night floor, so about five in six jobs arrive in
+        // daylight. Fig. B.5 shows the demand but is not in our copy's text; §B.5 says
+        // only that jobs run in the sunless first six hours and at night.
+        System::Par => {
+            let day = if (7.0..19.0).contains(&hour) {
+                (std::f64::consts::PI * (hour - 7.0) / 12.0).sin()
+            } else {
+                0.0
+            };
+            0.15 + day
+        }
+    }
+}
+
+/// An arrival epoch in the window, with `system`'s rhythm (rejection sampling).
+fn arrival_epoch(rng: &mut tailor_core::Rng, window_h: f64, system: System) -> usize {
     loop {
         let t = rng.random::<f64>() * window_h;
-        let rate = 1.0 + 0.5 * (std::f64::consts::TAU * ((t % 24.0) - 9.0) / 24.0).sin();
-        if rng.random::<f64>() * 1.5 < rate {
+        if rng.random::<f64>() * 1.5 < arrival_rate(system, t) {
             return (t / EPOCH_H).floor() as usize;
         }
     }
@@ -164,7 +186,7 @@ fn draft(workload: Workload, system: System, s: &Shape, rng: &mut tailor_core::R
     let mut drafts = Vec::with_capacity(s.jobs);
     for i in 0..s.jobs {
         let long = i < s.long_jobs;
-        let epoch = arrival_epoch(rng, s.window_h);
+        let epoch = arrival_epoch(rng, s.window_h, system);
         let (servers, runtime_h) = match (system, workload) {
             (System::Sla, Workload::Grid5k) => {
                 // Grid'5000: many one-node jobs, a long tail of large ones.
@@ -341,7 +363,7 @@ pub(crate) fn jobs(workload: Workload, system: System, rng: &mut tailor_core::Rn
         })
         .collect();
     if system == System::Sla {
-        assign_green_slas(&mut jobs, rng);
+        assign_green_slas(&mut jobs, rng, s.window_h);
     }
     jobs
 }

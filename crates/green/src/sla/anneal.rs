@@ -13,7 +13,10 @@
 //!   from where it runs now;
 //! - a move is kept if it lowers the predicted cost ([`outlook`]) or, with the
 //!   Metropolis probability exp(−Δ/T), if it raises it; T starts at
-//!   [`SlaConfig::sa_temperature`] and cools by [`COOLING`] each move;
+//!   [`SlaConfig::sa_temperature`] and cools geometrically to [`FINAL_TEMPERATURE`] of
+//!   it over the run;
+//! - a run makes ⌈[`SlaConfig::sa_moves_per_job`] × pool⌉ moves, so a larger pool is
+//!   searched longer (the appendix gives no budget);
 //! - only jobs in a pool of at most [`SlaConfig::sa_job_limit`] (30 in §A.5.2) are
 //!   moved; the pool is drawn at random from the three sets, the new job always in it.
 //!   With no limit every active job may be moved (the appendix's SA-All).
@@ -35,9 +38,9 @@ use super::SlaConfig;
 
 /// A job plans too many migrations when they exceed this many per VM. Picked by hand.
 pub(crate) const MIGRATION_THRESHOLD: u64 = 1;
-/// The temperature's factor per move. Picked by hand so that the last moves of a
-/// 24-move run are taken only when nearly free.
-pub(crate) const COOLING: f64 = 0.85;
+/// The last move's temperature as a fraction of the first. Picked by hand (0.85 per
+/// move over 24 moves) so that the last moves are taken only when nearly free.
+pub(crate) const FINAL_TEMPERATURE: f64 = 0.02;
 
 /// SA's state between runs: its random stream.
 #[derive(Debug, Clone)]
@@ -86,11 +89,10 @@ impl Annealer {
         let mut best = current;
         let mut original: BTreeMap<usize, Plan> = BTreeMap::new();
         let mut best_plans: BTreeMap<usize, Plan> = BTreeMap::new();
+        let moves = (cfg.sa_moves_per_job * pool.len() as f64).ceil() as usize;
+        let cooling = FINAL_TEMPERATURE.powf(1.0 / moves.saturating_sub(1).max(1) as f64);
         let mut temperature = cfg.sa_temperature;
-        for _ in 0..cfg.sa_iterations {
-            if pool.is_empty() {
-                break;
-            }
+        for _ in 0..moves {
             let chosen = self.pick(schedule, &view, &pool, now);
             let before: Vec<(usize, Plan)> = chosen
                 .iter()
@@ -119,7 +121,7 @@ impl Annealer {
             } else {
                 restore(schedule, &before, now);
             }
-            temperature *= COOLING;
+            temperature *= cooling;
         }
         // Leave the best schedule seen: the best plans of the jobs moved before it,
         // and the original plans of jobs moved only after it.

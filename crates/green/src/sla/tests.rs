@@ -214,7 +214,7 @@ fn a_run_repeats_exactly_with_its_seed() {
     // The first 12 hours, to keep the test short.
     let jobs: Vec<Job> = g.jobs.into_iter().filter(|j| j.arrival_h < 12.0).collect();
     let cfg = SlaConfig {
-        sa_iterations: 8,
+        sa_moves_per_job: 0.3,
         ..SlaConfig::default()
     };
     let strip = |mut s: SlaSummary| {
