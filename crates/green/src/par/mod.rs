@@ -331,8 +331,10 @@ pub struct ParSummary {
     pub makespan_h: f64,
     /// Each job's outcome, in trace order.
     pub job_results: Vec<ParJobResult>,
-    /// The power profile, one entry per epoch from 0 to the later of the solar trace's
-    /// end and the last job's end.
+    /// The power profile, one entry per epoch from 0 to the end energy is counted to: the
+    /// latest of the solar trace's end, the latest end any job may have within F of its
+    /// requested runtime (the same for every policy on the same inputs), and the last
+    /// job's end.
     pub epochs: Vec<EpochPower>,
 }
 

@@ -109,7 +109,16 @@ pub(crate) fn run(
         ParPolicy::Offline => Box::new(Optimizer::offline(truth.clone())),
     };
 
-    let solar_end = solar.kw.len() as f64 * EPOCH_H;
+    // Energy is counted to one end for every policy on these inputs, so that a policy
+    // that finishes early is not credited with the sleeping servers' floor another pays
+    // for: the later of the solar trace's end and the latest end any job may have within
+    // F of its requested runtime, on the epoch grid. A run that ends later is counted to
+    // its own end.
+    let latest_end = jobs
+        .iter()
+        .map(|j| j.arrival_h + cfg.slowdown * j.runtime_h)
+        .fold(0.0, f64::max);
+    let solar_end = (solar.kw.len() as f64 * EPOCH_H).max((latest_end / EPOCH_H).ceil() * EPOCH_H);
     let mut t = 0.0;
     let mut next_arrival = 0;
     let mut queue: VecDeque<usize> = VecDeque::new();

@@ -345,7 +345,7 @@ fn green_aware_policies_use_less_brown_and_run_faster_on_a_sunny_day() {
 fn green_aware_policies_beat_baseline_on_the_generated_high_day() {
     use crate::generate::{generate, Day, System, Workload};
     let cfg = ParConfig::default();
-    for seed in 1..=3 {
+    for seed in 1..=5 {
         let g = generate(Workload::Grid5k, Day::High, System::Par, seed);
         let sim = |p| simulate_par(&g.jobs, &g.solar, &g.prediction, &cfg, p).unwrap();
         let base = sim(ParPolicy::Baseline);
