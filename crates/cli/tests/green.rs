@@ -184,6 +184,28 @@ fn bad_inputs_are_refused_naming_the_file_line_and_field() {
         "{}",
         text(&out.stderr)
     );
+    let out = tailor(&[
+        "green",
+        "simulate",
+        "--system",
+        "sla",
+        "--policy",
+        "sa",
+        "--sa-jobs",
+        "0",
+        "--jobs",
+        "j",
+        "--solar",
+        "s",
+        "--prediction",
+        "p",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--sa-jobs") && text(&out.stderr).contains("`all`"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
