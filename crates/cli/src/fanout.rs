@@ -89,12 +89,14 @@ pub(crate) fn fanout(args: FanoutArgs) -> anyhow::Result<()> {
         let (listener, addr) = tailor_server::bind(&args.listen)
             .await
             .with_context(|| format!("cannot listen on {}", args.listen))?;
+        // Signals are watched before the address is announced (as in serve).
+        let stop = tailor_server::shutdown_signal();
         tracing::info!(
             "fanning out to {} shards with reissue {} on http://{addr} (SIGINT or SIGTERM stops it)",
             config.shards.len(),
             config.reissue.name()
         );
-        tailor_server::fanout(listener, config, tailor_server::shutdown_signal())
+        tailor_server::fanout(listener, config, stop)
             .await
             .context("the front end could not start")
     })?;

@@ -249,21 +249,17 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let (listener, addr) = tailor_server::bind(&args.listen)
             .await
             .with_context(|| format!("cannot listen on {}", args.listen))?;
+        // Watch for signals before saying where we listen: a caller that reads that line
+        // and signals at once must find the handler in place, not the default action.
+        let stop = tailor_server::shutdown_signal();
         tracing::info!(
             "serving {} with {} on http://{addr} (SIGINT or SIGTERM stops it)",
             args.workload,
             policy.name()
         );
-        tailor_server::serve(
-            listener,
-            runtime,
-            cores,
-            workload,
-            config,
-            tailor_server::shutdown_signal(),
-        )
-        .await
-        .context("the server failed")
+        tailor_server::serve(listener, runtime, cores, workload, config, stop)
+            .await
+            .context("the server failed")
     })?;
     let m = &report.runtime;
     tracing::info!(
