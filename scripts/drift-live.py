@@ -107,7 +107,7 @@ def one_run(a, tailor, out, config, round_no, tables, rps, n):
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     try:
-        stdout, _ = sh([tailor, "load", "--url", base, "--rps", f"{rps:.3f}", "--requests", 2 * n,
+        stdout, _ = sh([tailor, "load", "--format", "json", "--url", base, "--rps", f"{rps:.3f}", "--requests", 2 * n,
                         "--arrivals", f"phases:{rps:.3f}*{n},{rps:.3f}*{n}", "--seed", round_no,
                         "--work", a.demand, "--work", f"scale:2:{a.demand}"], timeout=3 * a.half_s + 120)
     finally:

@@ -60,7 +60,7 @@ def stop(p):
 
 
 def load(addr, queries, rps, count, seed):
-    out = subprocess.run([TAILOR, "load", "--url", f"http://{addr}", "--queries", queries,
+    out = subprocess.run([TAILOR, "load", "--format", "json", "--url", f"http://{addr}", "--queries", queries,
                           "--rps", str(rps), "--requests", str(count), "--seed", str(seed),
                           "--timeout-s", "10"], capture_output=True, text=True)
     if out.returncode != 0:

@@ -50,7 +50,7 @@ print("p50=%.3f p99=%.3f mean=%.3f cpu=%.3f%s" % (l["p50"], l["p99"], l["mean"],
 if [[ " $PARTS " == *" overhead "* ]]; then
     echo "== overhead: synthetic work of 1 us, SEQ, 1,000 requests/s, 20,000 requests"
     serve --workload synthetic:const:0.001 --policy seq
-    $T load --url "$URL" --rps 1000 --requests 20000 --seed 1 2>/dev/null | tee "$OUT/o.json" | fields
+    $T load --format json --url "$URL" --rps 1000 --requests 20000 --seed 1 2>/dev/null | tee "$OUT/o.json" | fields
     python3 - "$OUT/o.json" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -82,7 +82,7 @@ if [[ " $PARTS " == *" agreement "* ]]; then
             $T run --workload synthetic:exp:5 --spin-rate "$RATE" --policy "$policy" --rps 200 --requests 6000 --seed "$round" 2>/dev/null | fields
             serve --workload synthetic:exp:5 --spin-rate "$RATE" --policy "$policy" --seed "$round"
             printf 'load '
-            $T load --url "$URL" --rps 200 --requests 6000 --seed "$round" 2>/dev/null | fields
+            $T load --format json --url "$URL" --rps 200 --requests 6000 --seed "$round" 2>/dev/null | fields
             stop
         done
     done

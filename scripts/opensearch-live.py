@@ -321,7 +321,7 @@ def set_mode(http, mode, slices=None):
 
 
 def load(a, out, queries, rps, requests, seed, tag):
-    args = [a.tailor, "load", "--url", f"http://127.0.0.1:{a.port}", "--opensearch", INDEX, "--queries", queries,
+    args = [a.tailor, "load", "--format", "json", "--url", f"http://127.0.0.1:{a.port}", "--opensearch", INDEX, "--queries", queries,
             "--rps", f"{rps:.2f}", "--requests", requests, "--seed", seed]
     t = time.monotonic()
     r = subprocess.run([str(x) for x in args], cwd=REPO, capture_output=True, text=True,

@@ -229,6 +229,24 @@ pub(crate) fn parse_rps(text: &str) -> anyhow::Result<Vec<f64>> {
     }
 }
 
+/// A duration with its unit, as humantime reads it (`10s`, `250ms`, `2m`), above zero and
+/// at most a day: the value parser of every duration flag.
+pub(crate) fn duration(text: &str) -> Result<std::time::Duration, String> {
+    let d = humantime::parse_duration(text.trim()).map_err(|e| {
+        format!(
+            "expected a duration with its unit, such as 10s, 250ms or 2m; found `{}` ({e})",
+            clip(text)
+        )
+    })?;
+    if d.is_zero() || d > std::time::Duration::from_secs(86_400) {
+        return Err(format!(
+            "expected a duration above zero and at most a day (24h); found `{}`",
+            clip(text)
+        ));
+    }
+    Ok(d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

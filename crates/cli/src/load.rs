@@ -13,21 +13,53 @@ use crate::bounds;
 use crate::serve::io_runtime;
 use crate::{write_output, PathArg};
 
+const LOAD_EXAMPLES: &str = "\
+Examples:
+  tailor load -R 200 -d 10s -c 8 http://127.0.0.1:8000/
+  tailor load -R 500 -n 20000 --format json --hgrm latency.hgrm http://127.0.0.1:8080/search?q=tail
+  tailor load -R 50 -d 30s -m POST -H 'Content-Type: application/json' --body query.json http://127.0.0.1:9200/idx/_search
+  tailor load -R 100 -d 1m --targets targets.txt
+  tailor load --url http://127.0.0.1:8080 --queries queries.jsonl -R 300 -n 5000";
+
 #[derive(Debug, Args)]
+#[command(after_help = LOAD_EXAMPLES)]
 pub(crate) struct LoadArgs {
-    /// The server's base URL, such as http://127.0.0.1:8080.
-    #[arg(long, required_unless_present = "print_requests")]
+    /// Any HTTP service: send every request to this URL (http://HOST:PORT/PATH?QUERY). Only
+    /// the run's requests reach it: no health check, no metrics scrape.
+    #[arg(value_name = "URL", conflicts_with_all = ["url", "queries", "raw", "work", "targets"])]
+    target: Option<String>,
+    /// A tailor server's base URL, such as http://127.0.0.1:8080 (its /healthz is checked,
+    /// and its /metrics read before and after); or any server's with --raw.
+    #[arg(long)]
     url: Option<String>,
-    /// Requests per second.
-    #[arg(long, value_parser = bounds::RPS, required_unless_present = "print_requests")]
+    /// Offered load, requests per second (as wrk2's -R).
+    #[arg(short = 'R', long = "rate", visible_alias = "rps", value_parser = bounds::RPS)]
     rps: Option<f64>,
-    /// Requests in the run (phases fix their own count).
-    #[arg(long, value_parser = bounds::REQUESTS, required_unless_present = "print_requests")]
+    /// Send for this long (10s, 500ms, 2m): every arrival drawn before it.
+    #[arg(short = 'd', long, value_parser = bounds::duration, conflicts_with = "requests")]
+    duration: Option<Duration>,
+    /// Send this many requests (phased arrivals fix their own count).
+    #[arg(short = 'n', long, value_parser = bounds::REQUESTS)]
     requests: Option<usize>,
+    /// With URL: the method.
+    #[arg(short = 'm', long, default_value = "GET")]
+    method: String,
+    /// With URL: a header to send, `Name: value`; repeat it for more.
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    headers: Vec<String>,
+    /// With URL: send this file's bytes as each request's body (content-type
+    /// application/json unless a header says otherwise).
+    #[arg(long, value_name = "FILE")]
+    body: Option<PathArg>,
+    /// Any HTTP service: the requests in vegeta's HTTP format (`METHOD URL`, header lines,
+    /// an optional `@FILE` body, a blank line between targets), drawn uniformly per
+    /// request; every URL on one host.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["url", "queries", "raw", "work"])]
+    targets: Option<PathArg>,
     /// Print the requests that --raw or --opensearch would send, as --raw's JSON lines (one
     /// per line of the file, in order), and exit without sending any: to see the DSL, or to
     /// replay the same searches with another tool.
-    #[arg(long, conflicts_with_all = ["url", "rps", "requests"])]
+    #[arg(long, conflicts_with_all = ["target", "url", "rps", "requests", "duration"])]
     print_requests: bool,
     /// ARRIVALS: poisson, lognormal:SD_MS, trace:PATH, phases:RPS*COUNT,...
     #[arg(long, default_value = "poisson")]
@@ -36,10 +68,10 @@ pub(crate) struct LoadArgs {
     /// such as ~/.cache/tailor/queries-*.jsonl) or one query text per line.
     #[arg(long, value_name = "FILE")]
     queries: Option<PathArg>,
-    /// Any HTTP service, not only tailor's: JSON lines of requests, each
-    /// {"method": "POST", "path": "/index/_search", "body": {...}} ("body" optional, sent
-    /// as JSON; a string is sent as its text), drawn uniformly per request. No /healthz
-    /// check; the server's CPU is not measured.
+    /// With --url, any HTTP service: JSON lines of requests, each {"method": "POST",
+    /// "path": "/index/_search", "body": {...}} ("body" optional, sent as JSON; a string is
+    /// sent as its text), drawn uniformly per request. No /healthz check; the server's CPU
+    /// is not measured.
     #[arg(long, value_name = "FILE", conflicts_with = "queries")]
     raw: Option<PathArg>,
     /// For a synthetic server: send POST /work {"work_ms": X} with X drawn here from
@@ -53,18 +85,39 @@ pub(crate) struct LoadArgs {
     /// /INDEX/_search?request_cache=false, the body from the query's kind; docs/cli.md).
     #[arg(long, value_name = "INDEX", requires = "queries")]
     opensearch: Option<String>,
-    /// Seed of the arrivals and of the queries drawn.
+    /// Seed of the arrivals and of the requests drawn.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Keep-alive connections open at most.
-    #[arg(long, default_value_t = 64, value_parser = bounds::CONNECTIONS)]
+    #[arg(short = 'c', long, default_value_t = 64, value_parser = bounds::CONNECTIONS)]
     connections: usize,
-    /// Seconds before an unanswered request counts as a timeout.
-    #[arg(long, default_value_t = 30.0, value_parser = bounds::SECONDS)]
-    timeout_s: f64,
+    /// A request unanswered this long after its intended send time counts as a timeout
+    /// (30s, 500ms).
+    #[arg(long, value_parser = bounds::duration, conflicts_with = "timeout_s")]
+    timeout: Option<Duration>,
+    /// The same as --timeout, in seconds (an older spelling, kept for one release).
+    #[arg(long, value_parser = bounds::SECONDS, hide = true)]
+    timeout_s: Option<f64>,
     /// Warm-up requests left out of the statistics (default: 5%).
     #[arg(long, value_parser = bounds::COUNT0)]
     warmup: Option<usize>,
+    /// The summary's format: human (a few lines for people) or json (one JSON object, the
+    /// run summary of shared/spec/formats.md with the load's own fields).
+    #[arg(long, value_enum, default_value_t = LoadFormat::Human)]
+    format: LoadFormat,
+    /// Write the measured latencies' percentile spectrum here, in HdrHistogram's text
+    /// format (.hgrm, values in ms), for HdrHistogram's plotter or wrk2-style tooling.
+    #[arg(long, value_name = "FILE")]
+    hgrm: Option<PathArg>,
+}
+
+/// How `tailor load` prints its summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum LoadFormat {
+    /// Lines for people.
+    Human,
+    /// One JSON object.
+    Json,
 }
 
 /// Reads `--raw`: one request per JSON line (`tailor_server::RawRequest::parse_lines`).
@@ -98,42 +151,43 @@ fn read_query_file(path: &std::path::Path) -> anyhow::Result<Vec<(String, u8, us
 }
 
 pub(crate) fn load(args: LoadArgs) -> anyhow::Result<()> {
-    let target =
-        match (&args.queries, &args.raw) {
-            (Some(path), _) if args.opensearch.is_some() => {
-                let index = args.opensearch.as_deref().unwrap_or_default();
-                anyhow::ensure!(
-                    !index.is_empty() && index.bytes().all(|b| b.is_ascii_graphic() && b != b'/'),
-                    "--opensearch {:?}: expected an index name",
-                    bounds::clip(index)
-                );
-                let specs = read_queries(path).map_err(anyhow::Error::msg).with_context(|| {
-                "--opensearch needs a query file tailor generated (JSON lines of query kinds)"
-            })?;
-                let path = format!("/{index}/_search?request_cache=false");
-                Target::Raw(
-                    specs
-                        .iter()
-                        .map(|q| {
-                            tailor_server::RawRequest::json_post(path.clone(), &q.opensearch_body())
-                        })
-                        .collect(),
-                )
-            }
-            (Some(path), _) => Target::Search(read_query_file(path)?),
-            (None, Some(path)) => Target::Raw(read_raw_file(path)?),
-            (None, None) if args.work.is_empty() => Target::Work,
-            (None, None) => Target::DrawnWork(
-                args.work
-                    .iter()
-                    .map(|spec| {
-                        Demand::parse(spec)
-                            .and_then(|d| DemandModel::new(d, None))
-                            .with_context(|| format!("--work {}", bounds::clip(spec)))
-                    })
-                    .collect::<anyhow::Result<_>>()?,
-            ),
+    let any_service = args.target.is_some() || args.targets.is_some();
+    anyhow::ensure!(
+        any_service || (args.method.eq_ignore_ascii_case("GET") && args.headers.is_empty()),
+        "--method and --header go with a URL or --targets"
+    );
+    anyhow::ensure!(
+        args.body.is_none() || args.target.is_some(),
+        "--body goes with a URL"
+    );
+    let (base, target) = if let Some(url) = &args.target {
+        let body = match &args.body {
+            Some(path) => std::fs::read(path)
+                .with_context(|| format!("--body: cannot read {}", path.display()))?,
+            None => Vec::new(),
         };
+        let (base, request) =
+            tailor_server::RawRequest::to_url(url, &args.method, &args.headers, body)
+                .map_err(anyhow::Error::msg)?;
+        (Some(base), Target::Raw(vec![request]))
+    } else if let Some(path) = &args.targets {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let (base, mut requests) =
+            tailor_server::RawRequest::parse_targets(&text, path).map_err(anyhow::Error::msg)?;
+        let extra = args
+            .headers
+            .iter()
+            .map(|h| tailor_server::parse_header(h, "--header"))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(anyhow::Error::msg)?;
+        for r in &mut requests {
+            r.headers.extend(extra.iter().cloned());
+        }
+        (Some(base), Target::Raw(requests))
+    } else {
+        (args.url.clone(), tailor_target(&args)?)
+    };
     if args.print_requests {
         let Target::Raw(requests) = &target else {
             anyhow::bail!(
@@ -149,42 +203,103 @@ pub(crate) fn load(args: LoadArgs) -> anyhow::Result<()> {
         })
         .context("cannot print the requests");
     }
-    // clap requires these unless --print-requests is given.
-    let (Some(url), Some(rps), Some(requests)) = (args.url.clone(), args.rps, args.requests) else {
-        anyhow::bail!("--url, --rps and --requests are required");
+    let Some(url) = base else {
+        anyhow::bail!("give the URL to load (any HTTP service), or --url for a tailor server");
     };
-    bounds::ensure_duration(requests, rps)?;
+    let Some(rps) = args.rps else {
+        anyhow::bail!("give the offered load: -R/--rate REQUESTS_PER_SECOND");
+    };
+    let arrivals = Arrivals::parse(&args.arrivals)?;
+    let requests = match (args.requests, args.duration) {
+        (Some(n), _) => n,
+        (None, Some(_)) => 0,
+        (None, None) if arrivals.fixed_count().is_some() => 0,
+        (None, None) => {
+            anyhow::bail!("give the run's length: -d/--duration (10s) or -n/--requests")
+        }
+    };
+    if args.requests.is_some() {
+        bounds::ensure_duration(requests, rps)?;
+    }
     anyhow::ensure!(
         url.starts_with("http://"),
         "--url {}: expected http://HOST:PORT",
         bounds::clip(&url)
     );
+    let timeout = match (args.timeout, args.timeout_s) {
+        (Some(d), _) => d,
+        (None, Some(s)) => Duration::from_secs_f64(s),
+        (None, None) => Duration::from_secs(30),
+    };
     let cfg = LoadConfig {
-        url,
+        url: url.clone(),
         target,
-        arrivals: Arrivals::parse(&args.arrivals)?,
+        arrivals,
         rps,
         requests,
+        duration: args.duration,
         seed: args.seed,
         connections: args.connections,
-        timeout: Duration::from_secs_f64(args.timeout_s),
+        timeout,
         warmup: args.warmup,
     };
     let summary = io_runtime(true)?.block_on(tailor_server::run_load(&cfg))?;
-    eprintln!(
-        "tailor: {} answered 2xx, {} 503, {} other errors, {} without an answer ({} timeouts); \
-         client CPU {:.0}% of the server's cores",
-        summary.run.completed,
-        summary.unavailable,
-        summary.errors,
-        summary.failed,
-        summary.timeouts,
-        100.0 * summary.client_cpu_utilization
-    );
     crate::report_host(summary.run.host.as_ref());
-    write_output(None, |w| {
-        serde_json::to_writer(&mut *w, &summary)?;
-        writeln!(w)
+    if let Some(path) = &args.hgrm {
+        let histogram = summary
+            .latency_histogram
+            .as_ref()
+            .expect("run_load keeps it");
+        write_output(Some(path), |w| histogram.write_hgrm(w))?;
+    }
+    let shown = args.target.clone().unwrap_or(url);
+    write_output(None, |w| match args.format {
+        LoadFormat::Json => {
+            serde_json::to_writer(&mut *w, &summary)?;
+            writeln!(w)
+        }
+        LoadFormat::Human => write!(w, "{}", crate::load_report::human_summary(&summary, &shown)),
     })
     .context("cannot print the summary")
+}
+
+/// The requests for a tailor server (`--queries`, `--work`, or none) or `--raw`'s.
+fn tailor_target(args: &LoadArgs) -> anyhow::Result<Target> {
+    Ok(match (&args.queries, &args.raw) {
+        (Some(path), _) if args.opensearch.is_some() => {
+            let index = args.opensearch.as_deref().unwrap_or_default();
+            anyhow::ensure!(
+                !index.is_empty() && index.bytes().all(|b| b.is_ascii_graphic() && b != b'/'),
+                "--opensearch {:?}: expected an index name",
+                bounds::clip(index)
+            );
+            let specs = read_queries(path)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| {
+                    "--opensearch needs a query file tailor generated (JSON lines of query kinds)"
+                })?;
+            let path = format!("/{index}/_search?request_cache=false");
+            Target::Raw(
+                specs
+                    .iter()
+                    .map(|q| {
+                        tailor_server::RawRequest::json_post(path.clone(), &q.opensearch_body())
+                    })
+                    .collect(),
+            )
+        }
+        (Some(path), _) => Target::Search(read_query_file(path)?),
+        (None, Some(path)) => Target::Raw(read_raw_file(path)?),
+        (None, None) if args.work.is_empty() => Target::Work,
+        (None, None) => Target::DrawnWork(
+            args.work
+                .iter()
+                .map(|spec| {
+                    Demand::parse(spec)
+                        .and_then(|d| DemandModel::new(d, None))
+                        .with_context(|| format!("--work {}", bounds::clip(spec)))
+                })
+                .collect::<anyhow::Result<_>>()?,
+        ),
+    })
 }

@@ -7,6 +7,7 @@ mod emulate;
 mod fanout;
 mod green;
 mod load;
+mod load_report;
 mod plan;
 mod plan_eetl;
 mod plan_fm;

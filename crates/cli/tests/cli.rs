@@ -555,6 +555,8 @@ fn serve_answers_then_exits_0_on_sigterm() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     let load = tailor(&[
         "load",
+        "--format",
+        "json",
         "--url",
         &format!("http://{addr}"),
         "--rps",
@@ -759,6 +761,8 @@ fn serve_profiles_what_it_served_unless_told_not_to() {
         ]);
         let load = tailor(&[
             "load",
+            "--format",
+            "json",
             "--url",
             &format!("http://{addr}"),
             "--rps",

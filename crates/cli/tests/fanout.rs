@@ -226,6 +226,8 @@ fn fanout_front_end_answers_reissues_and_logs() {
     let mut front = Proc(front);
     let load = tailor(&[
         "load",
+        "--format",
+        "json",
         "--url",
         &format!("http://{addr}"),
         "--rps",
@@ -338,6 +340,8 @@ fn load_sends_raw_requests_and_names_bad_lines() {
     let url = format!("http://{addr}");
     let load = tailor(&[
         "load",
+        "--format",
+        "json",
         "--url",
         &url,
         "--raw",
@@ -359,6 +363,8 @@ fn load_sends_raw_requests_and_names_bad_lines() {
     .unwrap();
     let out = tailor(&[
         "load",
+        "--format",
+        "json",
         "--url",
         &url,
         "--raw",
@@ -406,6 +412,8 @@ fn load_prints_the_requests_it_would_send() {
     .unwrap();
     let out = tailor(&[
         "load",
+        "--format",
+        "json",
         "--queries",
         queries.to_str().unwrap(),
         "--opensearch",
@@ -432,6 +440,8 @@ fn load_prints_the_requests_it_would_send() {
     // Nothing to print without --raw or --opensearch; nothing to send with --print-requests.
     let out = tailor(&[
         "load",
+        "--format",
+        "json",
         "--queries",
         queries.to_str().unwrap(),
         "--print-requests",
@@ -443,6 +453,8 @@ fn load_prints_the_requests_it_would_send() {
     );
     let out = tailor(&[
         "load",
+        "--format",
+        "json",
         "--raw",
         raw.to_str().unwrap(),
         "--print-requests",

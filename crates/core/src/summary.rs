@@ -87,6 +87,52 @@ impl LatencyRecorder {
         1.0 - within as f64 / self.count() as f64
     }
 
+    /// Writes the percentile distribution in HdrHistogram's text format (`.hgrm`, as the
+    /// Java library's `outputPercentileDistribution` with 5 ticks per half distance and
+    /// values in ms prints it, and as wrk2 and HdrHistogram's plotter read it): a header,
+    /// one `Value Percentile TotalCount 1/(1-Percentile)` line per step, and the
+    /// `#[Mean ...]`, `#[Max ...]`, `#[Buckets ...]` footer.
+    pub fn write_hgrm(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        writeln!(
+            w,
+            "{:>12} {:>14} {:>10} {:>14}\n",
+            "Value", "Percentile", "TotalCount", "1/(1-Percentile)"
+        )?;
+        let mut total = 0u64;
+        for v in self.histogram.iter_quantiles(5) {
+            total += v.count_since_last_iteration();
+            let value_ms = self.histogram.highest_equivalent(v.value_iterated_to()) as f64 / 1000.0;
+            let q = v.quantile_iterated_to();
+            if q < 1.0 {
+                writeln!(
+                    w,
+                    "{value_ms:>12.3} {q:>2.12} {total:>10} {:>14.2}",
+                    1.0 / (1.0 - q)
+                )?;
+            } else {
+                writeln!(w, "{value_ms:>12.3} {q:>2.12} {total:>10}")?;
+            }
+        }
+        let n = self.count();
+        let (mean, sd) = if n == 0 {
+            (0.0, 0.0)
+        } else {
+            (
+                self.histogram.mean() / 1000.0,
+                self.histogram.stdev() / 1000.0,
+            )
+        };
+        let max = self.histogram.max() as f64 / 1000.0;
+        let sub_buckets = (2 * 10u64.pow(u32::from(self.histogram.sigfig()))).next_power_of_two();
+        writeln!(w, "#[Mean    = {mean:>12.3}, StdDeviation   = {sd:>12.3}]")?;
+        writeln!(w, "#[Max     = {max:>12.3}, Total count    = {n:>12}]")?;
+        writeln!(
+            w,
+            "#[Buckets = {:>12}, SubBuckets     = {sub_buckets:>12}]",
+            self.histogram.buckets()
+        )
+    }
+
     /// The latency statistics of the spec's run summary.
     pub fn stats(&self) -> LatencyStats {
         let n = self.count();
@@ -384,6 +430,46 @@ pub fn quantile_in_place(values: &mut [f64], q: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hgrm_lists_rising_percentiles_to_the_total_and_a_footer() {
+        let mut r = LatencyRecorder::default();
+        for i in 1..=1000 {
+            r.record(i as f64);
+        }
+        let mut out = Vec::new();
+        r.write_hgrm(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+        assert_eq!(
+            header,
+            ["Value", "Percentile", "TotalCount", "1/(1-Percentile)"]
+        );
+        assert_eq!(lines.next(), Some(""));
+        let rows: Vec<Vec<f64>> = lines
+            .clone()
+            .take_while(|l| !l.starts_with('#'))
+            .map(|l| l.split_whitespace().map(|x| x.parse().unwrap()).collect())
+            .collect();
+        assert!(rows.len() > 20);
+        for pair in rows.windows(2) {
+            assert!(
+                pair[1][0] >= pair[0][0] && pair[1][1] >= pair[0][1] && pair[1][2] >= pair[0][2]
+            );
+        }
+        let last = rows.last().unwrap();
+        assert_eq!((last[1], last[2], last.len()), (1.0, 1000.0, 3));
+        let p99 = rows.iter().find(|r| r[1] >= 0.99).unwrap();
+        assert!((p99[0] - 990.0).abs() < 2.0, "{p99:?}");
+        let footer: Vec<&str> = text.lines().filter(|l| l.starts_with("#[")).collect();
+        assert_eq!(footer.len(), 3);
+        assert!(
+            footer[1].contains("Total count    =         1000"),
+            "{}",
+            footer[1]
+        );
+    }
 
     #[test]
     fn percentiles_have_three_significant_digits() {

@@ -21,6 +21,7 @@
 mod accept;
 mod fanout;
 mod load;
+mod load_targets;
 mod metrics;
 mod profile;
 pub mod replan;
@@ -44,6 +45,7 @@ use tailor_workloads::{Spinner, SyntheticShape};
 
 pub use fanout::{fanout, FanoutConfig, FanoutError, FanoutReport, Route};
 pub use load::{run_load, LoadConfig, LoadError, LoadSummary, RawRequest, Target};
+pub use load_targets::{parse_header, split_url};
 pub use metrics::{check_buckets, RuntimeCollector, DEFAULT_LATENCY_BUCKETS_S};
 pub use replan::{ReplanConfig, ReplanOutcome};
 pub use routes::{

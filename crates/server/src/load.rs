@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
+use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Method, Request, StatusCode};
 use hyper_util::client::legacy::Client;
 use rand::RngExt;
@@ -14,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, Semaphore};
 
 use tailor_core::{
-    phase_stats, workload_rngs, ArrivalError, Arrivals, DemandModel, LatencyRecorder, RunSummary,
+    phase_stats, workload_rngs, ArrivalError, Arrivals, DemandModel, LatencyRecorder, LatencyStats,
+    RunSummary,
 };
 
 /// What each request asks for.
@@ -41,8 +43,11 @@ pub struct RawRequest {
     pub method: Method,
     /// The path and query, from `/`.
     pub path: String,
-    /// The body, sent with `content-type: application/json` when not empty.
+    /// The body, sent with `content-type: application/json` when not empty and no
+    /// header sets the content type.
     pub body: Bytes,
+    /// Headers to send, in order.
+    pub headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl RawRequest {
@@ -52,6 +57,7 @@ impl RawRequest {
             method: Method::POST,
             path,
             body: Bytes::from(body.to_string()),
+            headers: Vec::new(),
         }
     }
 
@@ -106,6 +112,7 @@ impl RawRequest {
                 method,
                 path: l.path,
                 body,
+                headers: Vec::new(),
             });
         }
         if out.is_empty() {
@@ -126,8 +133,10 @@ pub struct LoadConfig {
     pub arrivals: Arrivals,
     /// Offered load, requests per second.
     pub rps: f64,
-    /// Requests in the run (phases fix their own count).
+    /// Requests in the run (phases fix their own count), unless `duration` is given.
     pub requests: usize,
+    /// Send for this long instead: every arrival drawn before it (not with phases).
+    pub duration: Option<Duration>,
     /// Seed of the arrivals and of the queries drawn.
     pub seed: u64,
     /// Connections open at most.
@@ -179,6 +188,20 @@ pub struct LoadSummary {
     /// The client's own CPU time over the run's wall time and the server's cores: on a
     /// machine shared with the server, what the client took from it.
     pub client_cpu_utilization: f64,
+    /// Answers (of any status) per second of the run, from the first intended send to
+    /// the last answer.
+    #[serde(default)]
+    pub achieved_rps: f64,
+    /// That span, seconds.
+    #[serde(default)]
+    pub duration_s: f64,
+    /// How late the generator released requests after their intended times: its own
+    /// precision, which latencies include (they run from the intended time).
+    #[serde(default)]
+    pub generator_lateness_ms: LatencyStats,
+    /// The measured requests' latencies, for `--hgrm`.
+    #[serde(skip)]
+    pub latency_histogram: Option<LatencyRecorder>,
 }
 
 /// What `/healthz` says.
@@ -203,10 +226,17 @@ async fn fetch(
     method: Method,
     url: &str,
     body: Bytes,
+    headers: &[(HeaderName, HeaderValue)],
 ) -> Result<(StatusCode, Bytes), String> {
     let mut request = Request::builder().method(method).uri(url);
-    if !body.is_empty() {
+    let typed = headers
+        .iter()
+        .any(|(name, _)| name == hyper::header::CONTENT_TYPE);
+    if !body.is_empty() && !typed {
         request = request.header(hyper::header::CONTENT_TYPE, "application/json");
+    }
+    for (name, value) in headers {
+        request = request.header(name, value);
     }
     let request = request.body(Full::new(body)).map_err(|e| e.to_string())?;
     let response = client.request(request).await.map_err(|e| {
@@ -235,16 +265,23 @@ struct ServerCounters {
     degrees: [f64; 64],
 }
 
+impl Default for ServerCounters {
+    fn default() -> Self {
+        ServerCounters {
+            cpu_s: 0.0,
+            degrees: [0.0; 64],
+        }
+    }
+}
+
 async fn scrape(client: &HttpClient, base: &str) -> ServerCounters {
-    let mut c = ServerCounters {
-        cpu_s: 0.0,
-        degrees: [0.0; 64],
-    };
+    let mut c = ServerCounters::default();
     let Ok((_, body)) = fetch(
         client,
         Method::GET,
         &format!("{base}/metrics"),
         Bytes::new(),
+        &[],
     )
     .await
     else {
@@ -283,7 +320,7 @@ async fn check_health(
         url: health_url.clone(),
         reason,
     };
-    let (status, body) = fetch(client, Method::GET, &health_url, Bytes::new())
+    let (status, body) = fetch(client, Method::GET, &health_url, Bytes::new(), &[])
         .await
         .map_err(|e| server(format!("no answer: {e}")))?;
     if !status.is_success() {
@@ -354,11 +391,34 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
         _ => check_health(&client, &base, &cfg.target).await?,
     };
 
-    let count = cfg.arrivals.fixed_count().unwrap_or(cfg.requests);
-    let warmup = cfg.warmup.unwrap_or(count / 20);
     let (mut arrival_rng, mut pick_rng) = workload_rngs(cfg.seed);
-    let arrivals = cfg.arrivals.generate(cfg.rps, count, &mut arrival_rng)?;
+    let arrivals = match cfg.duration {
+        Some(d) => {
+            if cfg.arrivals.fixed_count().is_some() {
+                return Err(LoadError::BadConfig(
+                    "phased arrivals fix their own length: give no duration with them".into(),
+                ));
+            }
+            // Enough arrivals to pass the duration at the offered rate, then cut there.
+            let end_ms = d.as_secs_f64() * 1000.0;
+            let mut enough = (cfg.rps * d.as_secs_f64() * 1.25 + 64.0).ceil() as usize;
+            loop {
+                let mut drawn = cfg.arrivals.generate(cfg.rps, enough, &mut arrival_rng)?;
+                if drawn.last().is_some_and(|&t| t >= end_ms) || drawn.len() < enough {
+                    drawn.retain(|&t| t < end_ms);
+                    break drawn;
+                }
+                enough *= 2;
+                (arrival_rng, pick_rng) = workload_rngs(cfg.seed);
+            }
+        }
+        None => {
+            let count = cfg.arrivals.fixed_count().unwrap_or(cfg.requests);
+            cfg.arrivals.generate(cfg.rps, count, &mut arrival_rng)?
+        }
+    };
     let count = arrivals.len();
+    let warmup = cfg.warmup.unwrap_or(count / 20).min(count);
     let phase_of = phase_indices(&cfg.arrivals, count);
     if let Target::DrawnWork(demands) = &cfg.target {
         let phases = phase_of.last().map_or(1, |p| p + 1);
@@ -369,7 +429,8 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
             )));
         }
     }
-    let requests: Arc<Vec<(Method, String, Bytes)>> = Arc::new(
+    type Prepared = (Method, String, Bytes, Vec<(HeaderName, HeaderValue)>);
+    let requests: Arc<Vec<Prepared>> = Arc::new(
         (0..count)
             .map(|i| match &cfg.target {
                 Target::Search(queries) => {
@@ -380,14 +441,29 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
                         ("fuzzy", fuzzy.to_string()),
                     ])
                     .expect("strings encode");
-                    (Method::GET, format!("{base}/search?{query}"), Bytes::new())
+                    (
+                        Method::GET,
+                        format!("{base}/search?{query}"),
+                        Bytes::new(),
+                        Vec::new(),
+                    )
                 }
-                Target::Work => (Method::POST, format!("{base}/work"), Bytes::new()),
+                Target::Work => (
+                    Method::POST,
+                    format!("{base}/work"),
+                    Bytes::new(),
+                    Vec::new(),
+                ),
                 Target::DrawnWork(demands) => {
                     let demand = &demands[phase_of[i].min(demands.len() - 1)];
                     let work_ms = demand.sample(&mut pick_rng).work_ms.min(crate::MAX_WORK_MS);
                     let body = serde_json::json!({ "work_ms": work_ms }).to_string();
-                    (Method::POST, format!("{base}/work"), Bytes::from(body))
+                    (
+                        Method::POST,
+                        format!("{base}/work"),
+                        Bytes::from(body),
+                        Vec::new(),
+                    )
                 }
                 Target::Raw(raw) => {
                     let r = &raw[pick_rng.random_range(0..raw.len())];
@@ -395,13 +471,20 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
                         r.method.clone(),
                         format!("{base}{}", r.path),
                         r.body.clone(),
+                        r.headers.clone(),
                     )
                 }
             })
             .collect(),
     );
 
-    let before = scrape(&client, &base).await;
+    // Any HTTP service gets only the run's requests: no /metrics before or after.
+    let raw = matches!(cfg.target, Target::Raw(_));
+    let before = if raw {
+        ServerCounters::default()
+    } else {
+        scrape(&client, &base).await
+    };
     let client_cpu_before = tailor_bench::process_cpu_seconds();
     let t0 = Instant::now() + Duration::from_millis(20);
     // The client's own stalls and steal: an HTTP server on the same machine shares them.
@@ -435,8 +518,8 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
             let deadline = tokio::time::Instant::from_std(intended + timeout);
             let sent = async {
                 let _slot = slots.acquire_owned().await.expect("never closed");
-                let (method, url, body) = &requests[i];
-                fetch(&client, method.clone(), url, body.clone()).await
+                let (method, url, body, headers) = &requests[i];
+                fetch(&client, method.clone(), url, body.clone(), headers).await
             };
             let outcome = match tokio::time::timeout_at(deadline, sent).await {
                 Ok(Ok((status, _))) => {
@@ -449,7 +532,7 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
         });
     }
     drop(to_results);
-    let _ = generator.join();
+    let lateness_us = generator.join().map(|(late, _)| late).unwrap_or_default();
     let mut latency = LatencyRecorder::default();
     // Each request's latency in arrival order for the phases' statistics; a request
     // without a 2xx answer counts at the timeout.
@@ -479,7 +562,15 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
     let host = meter.stop();
     let wall = last.saturating_duration_since(t0).as_secs_f64().max(1e-9);
     let client_cpu = tailor_bench::process_cpu_seconds() - client_cpu_before;
-    let after = scrape(&client, &base).await;
+    let after = if raw {
+        ServerCounters::default()
+    } else {
+        scrape(&client, &base).await
+    };
+    let mut lateness = LatencyRecorder::default();
+    for us in &lateness_us {
+        lateness.record(us / 1000.0);
+    }
     let degree_counts: Vec<f64> = (0..64)
         .map(|d| (after.degrees[d] - before.degrees[d]).max(0.0))
         .collect();
@@ -536,7 +627,12 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
             _ => Vec::new(),
         },
     };
+    let answered = completed + unavailable as usize + errors as usize;
     Ok(LoadSummary {
+        achieved_rps: answered as f64 / wall,
+        duration_s: wall,
+        generator_lateness_ms: lateness.stats(),
+        latency_histogram: Some(latency),
         run,
         unavailable: unavailable as u64,
         errors,

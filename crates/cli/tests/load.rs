@@ -1,0 +1,196 @@
+//! `tailor load` against a server that is not tailor's: Python's `http.server`, whose
+//! access log counts what arrived.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+
+fn tailor(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args(args)
+        .output()
+        .expect("the tailor binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+/// `python3 -m http.server` on a free port, serving a scratch folder: the child and its
+/// base URL; `None` where python3 is missing.
+fn http_server(name: &str) -> Option<(Child, String)> {
+    let dir = std::env::temp_dir().join(format!("tailor-load-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("index.html"), "hello\n").unwrap();
+    let mut child = Command::new("python3")
+        .args(["-u", "-m", "http.server", "0", "--bind", "127.0.0.1"])
+        .current_dir(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    // "Serving HTTP on 127.0.0.1 port 45678 (http://127.0.0.1:45678/) ..."
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .split_whitespace()
+        .skip_while(|w| *w != "port")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no port in {line:?}"));
+    Some((child, format!("http://127.0.0.1:{port}/")))
+}
+
+/// The server's access log: one line per request it answered.
+fn stop(mut child: Child) -> Vec<String> {
+    child.kill().ok();
+    let out = child.wait_with_output().unwrap();
+    text(&out.stderr)
+        .lines()
+        .filter(|l| l.contains("\"GET /"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn any_http_server_gets_exactly_the_run_and_a_readable_summary_and_hgrm() {
+    let Some((server, url)) = http_server("human") else {
+        eprintln!("python3 is missing: skipped");
+        return;
+    };
+    let hgrm = std::env::temp_dir().join(format!("tailor-load-{}.hgrm", std::process::id()));
+    let out = tailor(&[
+        "load",
+        "-R",
+        "200",
+        "-d",
+        "2s",
+        "-c",
+        "4",
+        "--hgrm",
+        hgrm.to_str().unwrap(),
+        &url,
+    ]);
+    let log = stop(server);
+    let summary = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for needle in [
+        "p50",
+        "p90",
+        "p99 ",
+        "p99.9",
+        "achieved",
+        "requests/s",
+        "generator  late by",
+    ] {
+        assert!(summary.contains(needle), "{needle}: {summary}");
+    }
+    // "N requests to URL ...": what the server logged, no more (no /healthz, no /metrics)
+    // and no less.
+    let sent: usize = summary.split_whitespace().next().unwrap().parse().unwrap();
+    assert!((300..=500).contains(&sent), "{summary}");
+    assert_eq!(log.len(), sent, "{summary}\n{log:?}");
+    assert!(
+        summary.contains(&format!("answers    {sent} 2xx")),
+        "{summary}"
+    );
+    // The .hgrm: HdrHistogram's percentile distribution, ending at the measured count.
+    let h = std::fs::read_to_string(&hgrm).unwrap();
+    let header: Vec<&str> = h.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["Value", "Percentile", "TotalCount", "1/(1-Percentile)"]
+    );
+    let rows: Vec<Vec<f64>> = h
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().map(|x| x.parse().unwrap()).collect())
+        .collect();
+    let last = rows.last().unwrap();
+    assert_eq!(last[1], 1.0);
+    let measured = sent - sent / 20;
+    assert_eq!(last[2] as usize, measured, "{h}");
+    assert!(
+        h.contains(&format!("Total count    = {measured:>12}")),
+        "{h}"
+    );
+    std::fs::remove_file(&hgrm).ok();
+}
+
+#[test]
+fn json_summaries_count_requests_and_bad_input_is_refused() {
+    let Some((server, url)) = http_server("json") else {
+        eprintln!("python3 is missing: skipped");
+        return;
+    };
+    let out = tailor(&[
+        "load",
+        "--rate",
+        "100",
+        "-n",
+        "50",
+        "--format",
+        "json",
+        "-H",
+        "X-Test: 1",
+        &url,
+    ]);
+    let log = stop(server);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let last = text(&out.stdout).lines().last().unwrap().to_string();
+    let s: serde_json::Value = serde_json::from_str(&last).unwrap();
+    assert_eq!(s["requests"], 50);
+    assert_eq!(s["completed"], 50);
+    assert_eq!(log.len(), 50);
+    assert!(s["latency_ms"]["p99"].as_f64().unwrap() > 0.0);
+    assert!(s["generator_lateness_ms"]["max"].as_f64().is_some());
+    assert!(s["achieved_rps"].as_f64().unwrap() > 0.0);
+    // Bad input: each refused with what is wrong, nothing sent.
+    for (args, needle) in [
+        (
+            vec!["load", "-R", "10", "-d", "1s", "https://127.0.0.1:1/"],
+            "https",
+        ),
+        (
+            vec!["load", "-R", "10", "-d", "soon", "http://127.0.0.1:1/"],
+            "10s",
+        ),
+        (
+            vec!["load", "-R", "10", "http://127.0.0.1:1/"],
+            "--duration",
+        ),
+        (vec!["load", "-d", "1s", "http://127.0.0.1:1/"], "--rate"),
+        (
+            vec![
+                "load",
+                "-R",
+                "10",
+                "-d",
+                "1s",
+                "-H",
+                "nocolon",
+                "http://127.0.0.1:1/",
+            ],
+            "Name: value",
+        ),
+        (
+            vec![
+                "load",
+                "-R",
+                "10",
+                "-d",
+                "1s",
+                "--body",
+                "/nonexistent/x",
+                "http://127.0.0.1:1/",
+            ],
+            "--body",
+        ),
+    ] {
+        let out = tailor(&args);
+        assert!(!out.status.success(), "{args:?}");
+        let e = text(&out.stderr);
+        assert!(e.contains(needle), "{args:?}: {e}");
+    }
+}
