@@ -109,10 +109,9 @@ pub(crate) struct DemoArgs {
     /// How the operating system schedules the live runs' request threads: `fair` (the
     /// default, SCHED_OTHER, what a service gets), `rr` (SCHED_RR below the harness's
     /// threads; needs root, CAP_SYS_NICE or RLIMIT_RTPRIO 4) or `auto` (rr where allowed).
-    /// On this project's 2-core VM the fair scheduler left a core idle while a request
-    /// thread waited for about 10% of a run's time, which the simulator does not model;
-    /// under rr the kernel's real-time throttling stalls runs near full load
-    /// (docs/demo.md, "2026-11-25 afternoon: the fair scheduler leaves a core idle").
+    /// The fair scheduler can leave a core idle while a request thread waits, which the
+    /// simulator does not model; under rr the kernel's real-time throttling can stall
+    /// runs near full load (docs/demo.md has measurements).
     #[arg(long, value_enum, default_value_t = SchedulerArg::Fair)]
     scheduler: SchedulerArg,
     /// Seed of the arrivals and of the queries each request runs.

@@ -6,6 +6,7 @@ mod demo;
 mod emulate;
 mod fanout;
 mod green;
+mod help;
 mod load;
 mod load_report;
 mod plan;
@@ -29,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Parser, Subcommand};
+use clap::{FromArgMatches, Parser, Subcommand};
 
 /// tailor: cut the tail latency of CPU-bound interactive services.
 #[derive(Debug, Parser)]
@@ -41,45 +42,80 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Compare five policies on real search, live and projected.
+    ///
+    /// Indexes a real corpus with tantivy, profiles and plans its queries, and compares
+    /// SEQ, FIX-2, tantivy's executor, Adaptive and FM live at five loads on this machine,
+    /// then projects them to 16 and 64 cores with the simulator (the main job).
+    Demo(demo::DemoArgs),
+    /// Measure a workload's demand profile, or generate or describe one.
+    ///
+    /// `profile measure` (or the bare `profile` with --workload) measures each request's
+    /// time at each degree; `generate` writes a synthetic profile; `describe` summarizes
+    /// one.
+    Profile(profile::ProfileArgs),
     /// Plan a policy offline from a workload profile.
     #[command(subcommand)]
     Plan(plan::PlanCommand),
-    /// Measure a workload's demand profile (--workload, --degrees), or generate or
-    /// describe one.
-    Profile(profile::ProfileArgs),
-    /// Simulate policies on m modelled cores: one run, or a sweep over policies and loads.
+    /// Simulate policies on modelled cores: one run or a sweep.
     Simulate(simulate::SimulateArgs),
-    /// Calibrate the charged model to a machine from its profile and live SEQ runs: the
-    /// hand-off delay, helper cost and slowdown a request thread really costs there.
+    /// Calibrate the simulator's cost model to this machine.
+    ///
+    /// From a profile and live SEQ runs: the hand-off delay, helper cost and slowdown a
+    /// request thread really costs here.
     Calibrate(calibrate::CalibrateArgs),
-    /// Run a workload live on the runtime with an open-loop load generator.
-    Run(run::RunArgs),
-    /// Index a real corpus with tantivy, profile and plan its queries, and compare SEQ,
-    /// FIX-2, tantivy's executor, Adaptive and FM live at five loads (the main job).
-    Demo(demo::DemoArgs),
-    /// Serve a workload over HTTP on the runtime (shared/spec/http.md).
-    Serve(serve::ServeArgs),
-    /// Load a `tailor serve` or `tailor fanout` with open-loop HTTP requests and print
-    /// the run summary.
-    Load(load::LoadArgs),
-    /// Front end over sharded, replicated `tailor serve`s: fan each query out to one
-    /// replica per shard, with reissue policies (SingleR, SingleD, hedging).
-    Fanout(fanout::FanoutArgs),
-    /// Measure duty-cycle slow-core emulation: planned against measured slowdown
-    /// (Haque's dissertation, §5.2.3, Fig. 5.5).
+    /// Measure slow-core emulation: planned against measured slowdown.
+    ///
+    /// Duty-cycle emulation of a slower core (Haque's dissertation, §5.2.3, Fig. 5.5).
     Emulate(emulate::EmulateArgs),
-    /// Write generated cases of a policy's decisions for other implementations to replay
-    /// (the JVM's FM in jvm/).
-    #[command(subcommand)]
-    Vectors(vectors::VectorsCommand),
-    /// Green datacenter schedulers (Haque's dissertation, appendices A and B): generate
-    /// inputs, and simulate Green SLAs or GreenPar.
+    /// Run a workload live on the runtime under open-loop load.
+    Run(run::RunArgs),
+    /// Serve a workload over HTTP on the runtime.
+    ///
+    /// The endpoints are those of shared/spec/http.md: /search, /work, /healthz,
+    /// /metrics, /profile.
+    Serve(serve::ServeArgs),
+    /// Load any HTTP service open loop and report its latency.
+    ///
+    /// wrk2-style: a fixed offered rate, each latency from the request's intended send
+    /// time. A URL loads any service; --url loads a `tailor serve` or `tailor fanout`.
+    Load(load::LoadArgs),
+    /// Fan queries out to sharded replicas, with reissue policies.
+    ///
+    /// A front end over sharded, replicated `tailor serve`s: each query goes to one
+    /// replica per shard, with SingleR, SingleD or hedged reissue.
+    Fanout(fanout::FanoutArgs),
+    /// Simulate green datacenter schedulers: Green SLAs and GreenPar.
+    ///
+    /// Haque's dissertation, appendices A and B: generate or import inputs, and simulate
+    /// a provider selling Green SLAs, or parallel jobs that grow on solar energy.
     #[command(subcommand)]
     Green(green::GreenCommand),
+    /// Write test vectors of a policy's decisions.
+    ///
+    /// Generated cases for another implementation of the policy to replay (the JVM's FM
+    /// in jvm/).
+    #[command(subcommand)]
+    Vectors(vectors::VectorsCommand),
+    /// Print a shell's completion script (bash, zsh, fish, ...).
+    ///
+    /// For bash: `tailor completions bash > ~/.local/share/bash-completion/completions/tailor`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    ///
+    /// `tailor man > tailor.1 && man -l tailor.1` shows it.
+    Man,
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = help::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     let result = match cli.command {
         Command::Plan(cmd) => plan::run(cmd),
         Command::Profile(args) => profile::run(args),
@@ -99,6 +135,8 @@ fn main() -> ExitCode {
         Command::Emulate(args) => emulate::run(args),
         Command::Vectors(cmd) => vectors::run(cmd),
         Command::Green(cmd) => green::run(cmd),
+        Command::Completions { shell } => help::completions(shell),
+        Command::Man => help::man(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

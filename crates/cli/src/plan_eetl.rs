@@ -24,7 +24,7 @@ pub(crate) struct EetlArgs {
     /// The cores, COUNT@SPEED,... (e.g. 8@1,1@2); with --pstates, a count.
     #[arg(long)]
     cores: String,
-    /// DVFS cores (issue 42): each core's P-states S1:P1,S2:P2,..., in place of core
+    /// DVFS cores: each core's P-states S1:P1,S2:P2,..., in place of core
     /// types; the thresholds are then one per faster state, for eetl-dvfs:T.
     #[arg(long)]
     pstates: Option<String>,

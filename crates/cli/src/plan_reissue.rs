@@ -49,7 +49,7 @@ pub(crate) struct ReissueArgs {
     #[arg(long, value_name = "MULTIPLIER:RATE", value_parser = parse_measured, conflicts_with = "adapt")]
     measured: Vec<(f64, f64)>,
     /// With --adapt or --measured: the band the adapted plan's reissue rate must end in,
-    /// LOW:HIGH, fractions of the budget (issue #39: within 10% of it, never above).
+    /// LOW:HIGH, fractions of the budget (by default within 10% of it, never above).
     #[arg(long, default_value = "0.9:1", value_parser = parse_band)]
     band: (f64, f64),
     /// With --adapt: the most plans the adaptation measures.

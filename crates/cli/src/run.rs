@@ -52,7 +52,7 @@ pub(crate) struct RunArgs {
     /// by duty cycling).
     #[arg(long)]
     cores: Option<String>,
-    /// DVFS cores (issue 42): P-states S1:P1,... for eetl-dvfs:T, tl-dvfs, s2f-dvfs:T1..
+    /// DVFS cores: P-states S1:P1,... for eetl-dvfs:T, tl-dvfs, s2f-dvfs:T1..
     /// or max, with --cores a count. Every core gets an emulator whose duty follows its
     /// request's P-state; the top state is this machine's own speed.
     #[arg(long)]

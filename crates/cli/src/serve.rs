@@ -76,7 +76,7 @@ pub(crate) struct ServeArgs {
     /// printed it (default: calibrated now).
     #[arg(long, value_parser = bounds::SPIN_RATE)]
     spin_rate: Option<f64>,
-    /// Stall at random, as a noisy replica does (issue #24): exponential gaps of rate
+    /// Stall at random, as a noisy replica does: exponential gaps of rate
     /// RATE_PER_S between stalls (seeded by --seed), each LENGTH_MS long, as the
     /// simulator's --noise; every request waits at its next unit boundary while one lasts.
     #[arg(long, value_name = "RATE_PER_S:LENGTH_MS", value_parser = crate::simulate_fanout::parse_noise)]

@@ -8,7 +8,7 @@ use tailor_sim::{FanoutConfig, Select, SimConfig};
 
 use crate::bounds;
 
-/// Fan-out over replicated shards (issue #24): thread-pool policies only.
+/// Fan-out over replicated shards: thread-pool policies only.
 #[derive(Debug, Args)]
 pub(crate) struct FanoutArgs {
     /// Fan each query out to S shards (one request per shard, each drawing its own work

@@ -1,0 +1,239 @@
+//! The command line's help as people read it: commands grouped under headings with the
+//! demo first, shell completions and the man page.
+
+use clap::CommandFactory;
+
+use crate::write_output;
+
+/// The top-level commands under their headings, in the order `tailor --help` lists them.
+/// Every command is in exactly one group (a test checks it).
+const GROUPS: &[(&str, &[&str])] = &[
+    ("Start here", &["demo"]),
+    (
+        "Profile, plan and simulate",
+        &["profile", "plan", "simulate", "calibrate", "emulate"],
+    ),
+    ("Run live", &["run", "serve", "load", "fanout"]),
+    ("Green datacenters", &["green"]),
+    ("Tools", &["vectors", "completions", "man", "help"]),
+];
+
+/// The command line, with the top-level help grouped under [`GROUPS`]' headings.
+pub(crate) fn command() -> clap::Command {
+    let mut cmd = crate::Cli::command();
+    cmd.build();
+    let width = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().len())
+        .max()
+        .unwrap_or(0);
+    let mut groups = String::new();
+    for (heading, names) in GROUPS {
+        groups += &format!("{heading}:\n");
+        for name in *names {
+            let about = cmd
+                .find_subcommand(name)
+                .and_then(|s| s.get_about())
+                .map(|a| a.to_string())
+                .unwrap_or_default();
+            groups += &format!("  {name:<width$}  {about}\n");
+        }
+        groups += "\n";
+    }
+    let template = format!(
+        "{{before-help}}{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{groups}\
+         Options:\n{{options}}{{after-help}}"
+    );
+    let mut built = crate::Cli::command();
+    built.build();
+    let mut wide = Vec::new();
+    wide_usages(&built, &mut Vec::new(), &mut wide);
+    let mut cli = crate::Cli::command();
+    for (path, usage) in wide {
+        cli = with_usage(cli, &path, usage);
+    }
+    cli.help_template(template).after_help(
+        "Run `tailor COMMAND --help` for a command's flags and examples; docs/cli.md has \
+         them all.",
+    )
+}
+
+/// Clap does not wrap usage lines: the usage of every command of `cmd` (built) wider
+/// than [`USAGE_WIDTH`], broken between words with continuation lines indented, by the
+/// path of subcommand names that leads to it.
+fn wide_usages(cmd: &clap::Command, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
+    for sub in cmd.get_subcommands() {
+        path.push(sub.get_name().to_string());
+        let usage = sub.clone().render_usage().to_string();
+        let usage = usage.trim_start_matches("Usage:").trim().to_string();
+        if usage.lines().count() == 1 && usage.chars().count() + 7 > USAGE_WIDTH {
+            let mut lines = vec![String::new()];
+            for word in usage.split(' ') {
+                let line = lines.last_mut().expect("one line at least");
+                let fits = 7 + line.chars().count() + 1 + word.chars().count() <= USAGE_WIDTH;
+                if !line.is_empty() && !fits {
+                    lines.push(format!("    {word}"));
+                } else {
+                    if !line.is_empty() {
+                        line.push(' ');
+                    }
+                    line.push_str(word);
+                }
+            }
+            out.push((path.clone(), lines.join("\n       ")));
+        }
+        wide_usages(sub, path, out);
+        path.pop();
+    }
+}
+
+/// `cmd` with the subcommand at `path` given `usage`.
+fn with_usage(cmd: clap::Command, path: &[String], usage: String) -> clap::Command {
+    match path {
+        [] => cmd.override_usage(usage),
+        [first, rest @ ..] => {
+            let rest = rest.to_vec();
+            cmd.mut_subcommand(first, move |sub| with_usage(sub, &rest, usage))
+        }
+    }
+}
+
+/// The widest usage line: 80 columns, the narrowest terminal people use.
+const USAGE_WIDTH: usize = 80;
+
+/// `tailor completions SHELL`.
+pub(crate) fn completions(shell: clap_complete::Shell) -> anyhow::Result<()> {
+    let mut cmd = command();
+    write_output(None, |w| {
+        clap_complete::generate(shell, &mut cmd, "tailor", w);
+        Ok(())
+    })
+}
+
+/// `tailor man`: the man page, roff on stdout.
+pub(crate) fn man() -> anyhow::Result<()> {
+    let page = clap_mangen::Man::new(crate::Cli::command());
+    write_output(None, |w| {
+        page.render(w)?;
+        w.flush()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every command's help, rendered at `width` columns, with its path.
+    fn every_help(width: usize) -> Vec<(String, String)> {
+        fn walk(cmd: &mut clap::Command, path: String, out: &mut Vec<(String, String)>) {
+            out.push((path.clone(), cmd.render_long_help().to_string()));
+            out.push((path.clone(), cmd.render_help().to_string()));
+            let names: Vec<String> = cmd
+                .get_subcommands()
+                .map(|s| s.get_name().to_string())
+                .collect();
+            for name in names {
+                let sub = cmd.find_subcommand_mut(&name).expect("listed");
+                walk(sub, format!("{path} {name}"), out);
+            }
+        }
+        let mut cmd = command().term_width(width);
+        cmd.build();
+        let mut out = Vec::new();
+        walk(&mut cmd, "tailor".into(), &mut out);
+        out
+    }
+
+    #[test]
+    fn every_command_is_in_one_group() {
+        let cmd = command();
+        let mut grouped: Vec<&str> = GROUPS.iter().flat_map(|(_, n)| n.iter().copied()).collect();
+        grouped.sort_unstable();
+        let mut names: Vec<String> = cmd.get_subcommands().map(|s| s.get_name().into()).collect();
+        names.push("help".into());
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(grouped, names);
+        let help = command().render_help().to_string();
+        assert!(
+            help.find("demo").unwrap() < help.find("profile").unwrap(),
+            "{help}"
+        );
+    }
+
+    #[test]
+    fn help_fits_the_terminal_at_80_and_100_columns() {
+        let mut wide = Vec::new();
+        for width in [80, 100] {
+            for (path, text) in every_help(width) {
+                for line in text.lines() {
+                    let n = line.chars().count();
+                    if n > width {
+                        wide.push(format!("`{path} --help` at {width}: {n} wide: {line}"));
+                    }
+                }
+            }
+        }
+        wide.dedup();
+        assert!(
+            wide.is_empty(),
+            "{} lines:\n{}",
+            wide.len(),
+            wide.join("\n")
+        );
+    }
+
+    #[test]
+    fn help_names_no_issue_date_or_outside_path() {
+        let date = |l: &str| {
+            l.as_bytes().windows(10).any(|w| {
+                w[..4].iter().all(u8::is_ascii_digit)
+                    && w[4] == b'-'
+                    && w[5..7].iter().all(u8::is_ascii_digit)
+                    && w[7] == b'-'
+                    && w[8..].iter().all(u8::is_ascii_digit)
+            })
+        };
+        let issue = |l: &str| {
+            let lower = l.to_lowercase();
+            lower
+                .match_indices("issue")
+                .any(|(i, _)| !lower[..i].ends_with(|c: char| c.is_ascii_alphabetic()))
+                || l.match_indices('#')
+                    .any(|(i, _)| l[i + 1..].starts_with(|c: char| c.is_ascii_digit()))
+        };
+        let outside = |l: &str| {
+            ["../", "/work/", "shared/data", "/tmp/", "/root/"]
+                .iter()
+                .any(|p| l.contains(p))
+        };
+        let mut bad = Vec::new();
+        for (path, text) in every_help(100) {
+            for line in text.lines() {
+                if date(line) || issue(line) || outside(line) {
+                    bad.push(format!("{path}: {line}"));
+                }
+            }
+        }
+        bad.dedup();
+        assert!(bad.is_empty(), "{} lines:\n{}", bad.len(), bad.join("\n"));
+    }
+
+    #[test]
+    fn completions_and_the_man_page_render() {
+        let mut cmd = command();
+        let mut bash = Vec::new();
+        clap_complete::generate(clap_complete::Shell::Bash, &mut cmd, "tailor", &mut bash);
+        let bash = String::from_utf8(bash).unwrap();
+        assert!(
+            bash.contains("complete -F") && bash.contains("green"),
+            "{bash}"
+        );
+        let mut roff = Vec::new();
+        clap_mangen::Man::new(crate::Cli::command())
+            .render(&mut roff)
+            .unwrap();
+        let roff = String::from_utf8(roff).unwrap();
+        assert!(roff.starts_with(".ie") || roff.contains(".TH"), "{roff}");
+    }
+}

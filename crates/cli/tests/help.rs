@@ -1,0 +1,75 @@
+//! The binary's help, completions and man page as a shell and `man` see them.
+
+use std::process::Command;
+
+fn tailor(args: &[&str], columns: &str) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tailor"))
+        .args(args)
+        .env("COLUMNS", columns)
+        .output()
+        .expect("the tailor binary runs")
+}
+
+#[test]
+fn help_wraps_at_the_terminal_width_and_lists_the_demo_first() {
+    for args in [
+        &["--help"][..],
+        &["simulate", "--help"],
+        &["load", "--help"],
+        &["green", "simulate", "--help"],
+    ] {
+        let out = tailor(args, "80");
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        for line in text.lines() {
+            assert!(line.chars().count() <= 80, "{args:?}: {line}");
+        }
+    }
+    let top = String::from_utf8(tailor(&["--help"], "100").stdout).unwrap();
+    let first = top.lines().find(|l| l.starts_with("  ")).unwrap();
+    assert!(first.trim_start().starts_with("demo"), "{top}");
+}
+
+#[test]
+fn bash_loads_the_completions_and_man_renders_the_page() {
+    let dir = std::env::temp_dir().join(format!("tailor-help-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("tailor.bash");
+    let out = tailor(&["completions", "bash"], "80");
+    assert!(out.status.success());
+    std::fs::write(&script, &out.stdout).unwrap();
+    let check = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source '{}' && complete -p tailor",
+            script.display()
+        ))
+        .output()
+        .expect("bash runs");
+    let said = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success() && said.contains("_tailor"), "{said}");
+    let page = dir.join("tailor.1");
+    let out = tailor(&["man"], "80");
+    assert!(out.status.success());
+    std::fs::write(&page, &out.stdout).unwrap();
+    match Command::new("man")
+        .arg("-l")
+        .arg(&page)
+        .env("MANWIDTH", "80")
+        .output()
+    {
+        Ok(man) => {
+            let text = String::from_utf8_lossy(&man.stdout);
+            assert!(man.status.success() && text.contains("SYNOPSIS"), "{text}");
+        }
+        // No man on this machine: the page must at least be roff with a title.
+        Err(_) => assert!(String::from_utf8_lossy(&out.stdout).contains(".TH")),
+    }
+    for shell in ["zsh", "fish", "powershell", "elvish"] {
+        assert!(
+            tailor(&["completions", shell], "80").status.success(),
+            "{shell}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
