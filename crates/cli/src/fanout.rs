@@ -14,8 +14,14 @@ use crate::{bounds, write_output, PathArg};
 #[derive(Debug, Args)]
 pub(crate) struct FanoutArgs {
     /// One shard's replicas, comma-separated base URLs; repeat once per shard, in shard
-    /// order (`--shard http://127.0.0.1:8081,http://127.0.0.1:8082 --shard ...`).
-    #[arg(long = "shard", value_name = "URL,URL,...", required = true)]
+    /// order (`--upstream http://127.0.0.1:8081,http://127.0.0.1:8082 --upstream ...`).
+    /// `--shard` is an older name for it (elsewhere `--shard I/S` picks a corpus shard).
+    #[arg(
+        long = "upstream",
+        alias = "shard",
+        value_name = "URL,URL,...",
+        required = true
+    )]
     shards: Vec<String>,
     /// Address to listen on; port 0 picks a free one (the address is printed).
     #[arg(long, default_value = "127.0.0.1:8090")]
@@ -34,24 +40,37 @@ pub(crate) struct FanoutArgs {
     /// Queries in the front end at most; beyond it, 503 at once.
     #[arg(long, default_value_t = 256, value_parser = bounds::COUNT)]
     max_inflight: usize,
-    /// A query not answered within this many ms gets 504 and its shard requests are
-    /// cancelled.
-    #[arg(long, default_value_t = 10_000.0, value_parser = bounds::MS)]
-    timeout_ms: f64,
-    /// Hedging: seconds per period of the latency histogram; hedges use the previous
-    /// period's percentile and start once a period has seen 100 shard requests.
-    #[arg(long, default_value_t = 5.0, value_parser = bounds::SECONDS)]
-    hedge_period_s: f64,
+    /// A query not answered within this long gets 504 and its shard requests are
+    /// cancelled [default: 10s].
+    #[arg(long, value_parser = bounds::duration, conflicts_with = "timeout_ms")]
+    timeout: Option<Duration>,
+    /// --timeout in ms (an older spelling, kept for one release).
+    #[arg(long, value_parser = bounds::old_ms, hide = true)]
+    timeout_ms: Option<Duration>,
+    /// Hedging: the length of a period of the latency histogram; hedges use the previous
+    /// period's percentile and start once a period has seen 100 shard requests
+    /// [default: 5s].
+    #[arg(long, value_parser = bounds::duration, conflicts_with = "hedge_period_s")]
+    hedge_period: Option<Duration>,
+    /// --hedge-period in seconds (an older spelling, kept for one release).
+    #[arg(long, value_parser = bounds::old_seconds, hide = true)]
+    hedge_period_s: Option<Duration>,
     /// Seed of the routing and of SingleR's draws.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Seconds a request head may take to arrive before it is answered 408 (at the
-    /// connection bound the slowest client is shed at once).
-    #[arg(long, default_value_t = 5.0, value_parser = bounds::SECONDS)]
-    header_timeout_s: f64,
-    /// Seconds a request body may send nothing before it is answered 408.
-    #[arg(long, default_value_t = 5.0, value_parser = bounds::SECONDS)]
-    body_timeout_s: f64,
+    /// How long a request head may take to arrive before it is answered 408 (at the
+    /// connection bound the slowest client is shed at once) [default: 5s].
+    #[arg(long, value_parser = bounds::duration, conflicts_with = "header_timeout_s")]
+    header_timeout: Option<Duration>,
+    /// --header-timeout in seconds (an older spelling, kept for one release).
+    #[arg(long, value_parser = bounds::old_seconds, hide = true)]
+    header_timeout_s: Option<Duration>,
+    /// How long a request body may send nothing before it is answered 408 [default: 5s].
+    #[arg(long, value_parser = bounds::duration, conflicts_with = "body_timeout_s")]
+    body_timeout: Option<Duration>,
+    /// --body-timeout in seconds (an older spelling, kept for one release).
+    #[arg(long, value_parser = bounds::old_seconds, hide = true)]
+    body_timeout_s: Option<Duration>,
     /// Write one CSV line per shard request of each answered query when stopped, in
     /// `tailor simulate --shards --records`' format (`tailor plan reissue` reads it).
     #[arg(long)]
@@ -77,12 +96,24 @@ pub(crate) fn fanout(args: FanoutArgs) -> anyhow::Result<()> {
         route,
         cancel: !args.no_cancel,
         max_inflight: args.max_inflight,
-        timeout: Duration::from_secs_f64(args.timeout_ms / 1000.0),
-        hedge_period: Duration::from_secs_f64(args.hedge_period_s),
+        timeout: bounds::either(args.timeout, args.timeout_ms, Duration::from_secs(10)),
+        hedge_period: bounds::either(
+            args.hedge_period,
+            args.hedge_period_s,
+            Duration::from_secs(5),
+        ),
         seed: args.seed,
         records: args.records.is_some(),
-        header_timeout: Duration::from_secs_f64(args.header_timeout_s),
-        body_timeout: Duration::from_secs_f64(args.body_timeout_s),
+        header_timeout: bounds::either(
+            args.header_timeout,
+            args.header_timeout_s,
+            Duration::from_secs(5),
+        ),
+        body_timeout: bounds::either(
+            args.body_timeout,
+            args.body_timeout_s,
+            Duration::from_secs(5),
+        ),
     };
     let io = crate::serve::io_runtime(false)?;
     let report = io.block_on(async {

@@ -49,8 +49,8 @@ pub(crate) struct GenerateArgs {
 pub(crate) struct ImportArgs {
     /// The trace file.
     trace: PathBuf,
-    /// Its format: swf or gwf.
-    #[arg(long)]
+    /// Its format: swf or gwf (`--format` is an older name).
+    #[arg(long = "trace-format", alias = "format")]
     format: String,
     /// Keep jobs submitted from this many hours after the trace's first submission.
     #[arg(long, default_value_t = 0.0)]

@@ -236,4 +236,89 @@ mod tests {
         let roff = String::from_utf8(roff).unwrap();
         assert!(roff.starts_with(".ie") || roff.contains(".TH"), "{roff}");
     }
+
+    /// Every visible flag of `cmd` and its subcommands, with the command's path.
+    fn every_flag(cmd: &clap::Command, path: &str, out: &mut Vec<(String, clap::Arg)>) {
+        for a in cmd.get_arguments() {
+            if a.get_long().is_some() && !a.is_hide_set() {
+                out.push((path.to_string(), a.clone()));
+            }
+        }
+        for s in cmd.get_subcommands() {
+            every_flag(s, &format!("{path} {}", s.get_name()), out);
+        }
+    }
+
+    #[test]
+    fn flag_concepts_share_one_syntax() {
+        let mut cmd = command();
+        cmd.build();
+        let mut flags = Vec::new();
+        every_flag(&cmd, "tailor", &mut flags);
+        let default = |a: &clap::Arg| -> Vec<String> {
+            a.get_default_values()
+                .iter()
+                .map(|v| v.to_string_lossy().into_owned())
+                .collect()
+        };
+        let value_names = |a: &clap::Arg| -> Vec<String> {
+            a.get_value_names()
+                .unwrap_or_default()
+                .iter()
+                .map(|v| v.to_string())
+                .collect()
+        };
+        let help = |a: &clap::Arg| a.get_help().map(|h| h.to_string()).unwrap_or_default();
+        let mut wrong = Vec::new();
+        for (path, a) in &flags {
+            let long = a.get_long().expect("filtered");
+            let mut check = |ok: bool, what: &str| {
+                if !ok {
+                    wrong.push(format!("{path} --{long}: {what}"));
+                }
+            };
+            match long {
+                "seed" => check(default(a) == ["1"], "defaults to 1"),
+                "arrivals" => check(default(a) == ["poisson"], "defaults to poisson"),
+                "degrees" => check(
+                    value_names(a) == ["DEGREES"],
+                    "takes DEGREES (1..N or 1,2,4)",
+                ),
+                "percentile" => check(
+                    help(a).contains("percent (99)"),
+                    "takes percent (99) or a fraction",
+                ),
+                "shard" => check(value_names(a) == ["I/S"], "picks a corpus shard, I/S"),
+                "format" => check(
+                    a.get_possible_values()
+                        .iter()
+                        .any(|v| v.get_name() == "json"),
+                    "prints json among its formats",
+                ),
+                _ => {}
+            }
+            // Durations carry their units in the value (10s, 250ms), not in the name.
+            let timed = ["timeout", "period", "drain"]
+                .iter()
+                .any(|w| long.contains(w));
+            check(
+                !(timed && (long.ends_with("-s") || long.ends_with("-ms"))),
+                "a duration flag named with its unit",
+            );
+        }
+        // The replica choice is one flag in both the front end and the simulator.
+        let routes: Vec<&String> = flags
+            .iter()
+            .filter(|(_, a)| a.get_long() == Some("route"))
+            .map(|(p, _)| p)
+            .collect();
+        assert_eq!(
+            routes,
+            ["tailor fanout", "tailor simulate"]
+                .map(String::from)
+                .iter()
+                .collect::<Vec<_>>()
+        );
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
 }

@@ -140,7 +140,7 @@ pub(crate) struct OutputArgs {
 /// the FM planner's Eq. 2 and the simulator's sharing of cores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Threads {
-    /// The FM paper's charge (the default): d threads, held until the request ends.
+    /// The FM paper's charge: d threads, held until the request ends.
     Held,
     /// Threads leave a request with no unit left to claim, as in tailor's runtime: on
     /// average s(d) of them are busy, so parallelism costs only what it adds to the
@@ -163,7 +163,7 @@ pub(crate) enum Waits {
     /// The paper's Eq. 2 as written: a wait is time with zero threads and lowers the
     /// parallelism.
     Paper,
-    /// Parallelism is averaged over running time only (the default): a wait never buys
+    /// Parallelism is averaged over running time only: a wait never buys
     /// parallelism, since by Little's law it saves no CPU; loads where nothing fits run
     /// the most sequential schedule, and wait for an exit above the target
     /// (docs/fm-planner.md).

@@ -56,8 +56,9 @@ pub(crate) struct FmArgs {
     /// longest t1, rounded up to the grid (the FM paper's choice, §4.1).
     #[arg(long, value_parser = bounds::MS0)]
     max_interval_ms: Option<f64>,
-    /// beta: the percentile to minimize, in (0, 1]. Default: 0.99.
-    #[arg(long, value_parser = bounds::FRACTION)]
+    /// beta: the percentile to minimize, in percent (99) or as a fraction (0.99).
+    /// Default: 99.
+    #[arg(long, value_parser = bounds::percent)]
     percentile: Option<f64>,
     /// Q: plan loads 1..=Q. Default: twice the cores (the target parallelism, rounded up,
     /// without --cores).
@@ -97,18 +98,14 @@ pub(crate) struct FmArgs {
     /// model and warns where FM is worse.
     #[arg(long)]
     no_check: bool,
-    /// Search only schedules that step through these degrees, such as 1,2,4,8: from 1
+    /// Search only schedules that step through these degrees, such as 1,2,4,8 (or 1..N,
+    /// every degree): from 1
     /// up to --max-degree, skipping the rest (they get zero intervals in the table), so
     /// a high --max-degree costs the search as many intervals as the list has entries
     /// (docs/fm-planner.md, "A ladder of degrees"). Default: every degree, or without
     /// --step-ms the doubling ladder 1,2,4,8,16 below --max-degree and --max-degree itself.
-    #[arg(
-        long,
-        value_name = "D1,D2,...",
-        value_delimiter = ',',
-        conflicts_with = "bins"
-    )]
-    degrees: Option<Vec<usize>>,
+    #[arg(long, value_name = "DEGREES", value_parser = bounds::degrees, conflicts_with = "bins")]
+    degrees: Option<bounds::Degrees>,
 }
 
 /// `tailor plan fm`: plans the table, reports on stderr what it derived and how the
@@ -147,13 +144,13 @@ pub(crate) fn fm(args: FmArgs) -> anyhow::Result<()> {
         target_parallelism,
         step_ms: args.step_ms.unwrap_or(defaults.step_ms),
         max_interval_ms: args.max_interval_ms.unwrap_or(defaults.max_interval_ms),
-        percentile: args.percentile.unwrap_or(defaults.percentile),
+        percentile: args.percentile.map_or(defaults.percentile, |p| p / 100.0),
         max_load: args.max_load.unwrap_or(defaults.max_load),
         wait_model: args.wait_model.into(),
         thread_model: args.thread_model.into(),
     };
     let degrees = match &args.degrees {
-        Some(d) => Some(d.iter().copied().filter(|&d| d <= max_degree).collect()),
+        Some(d) => Some(d.0.iter().copied().filter(|&d| d <= max_degree).collect()),
         // The profile's own grid plans over the ladder, as the demo does.
         None if ladder_by_default(&args) => Some(defaults.degrees.clone()),
         None => None,
@@ -254,7 +251,10 @@ fn derived_flags(args: &FmArgs, d: &FmDefaults) -> Vec<String> {
         flags.push(format!("--max-interval-ms {}", d.max_interval_ms));
     }
     if args.percentile.is_none() {
-        flags.push(format!("--percentile {}", d.percentile));
+        flags.push(format!(
+            "--percentile {}",
+            (d.percentile * 1e6).round() / 1e4
+        ));
     }
     if args.max_load.is_none() {
         flags.push(format!("--max-load {}", d.max_load));

@@ -29,8 +29,8 @@ pub(crate) struct ReissueArgs {
     /// The most reissues per shard request, from 0 to 1 (0.05: 5%).
     #[arg(long, value_parser = bounds::FRACTION0)]
     budget: f64,
-    /// The query percentile to minimize.
-    #[arg(long, default_value_t = 99.0, value_parser = bounds::PERCENTILE)]
+    /// The query percentile to minimize, in percent (99) or as a fraction (0.99).
+    #[arg(long, default_value = "99", value_parser = bounds::percent)]
     percentile: f64,
     /// The shards a query waits for (default: as many as the log names); with --adapt,
     /// also the shards simulated.

@@ -35,8 +35,8 @@ pub(crate) struct MeasureArgs {
     #[arg(long)]
     workload: Option<String>,
     /// Degrees to measure, 1..N.
-    #[arg(long, value_name = "1..N")]
-    degrees: Option<String>,
+    #[arg(long, value_name = "DEGREES", value_parser = bounds::degrees)]
+    degrees: Option<bounds::Degrees>,
     /// Runs per request and degree; the profile keeps the mean (the FM paper used at
     /// least 10).
     #[arg(long, default_value_t = 10, value_parser = bounds::COUNT)]
@@ -60,6 +60,9 @@ pub(crate) struct MeasureArgs {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum ProfileCommand {
+    /// Measure a workload: each request alone at each degree, several times (the bare
+    /// `tailor profile --workload ...` does the same).
+    Measure(MeasureArgs),
     /// Draw a synthetic profile: each request's time at degree d is its work / s(d).
     Generate(GenerateArgs),
     /// Print a profile's demand statistics and average speedups.
@@ -76,8 +79,8 @@ pub(crate) struct FromRecordsArgs {
     /// policy, which writes the `units_ms` and `merge_ms` columns).
     records: PathArg,
     /// Profile degrees 1..N (default: 1..the machine's cores).
-    #[arg(long, value_name = "1..N")]
-    degrees: Option<String>,
+    #[arg(long, value_name = "DEGREES", value_parser = bounds::degrees)]
+    degrees: Option<bounds::Degrees>,
     /// A calibration (`tailor calibrate`): each helper then starts after the machine's
     /// hand-off delay and helper cost.
     #[arg(long)]
@@ -100,11 +103,11 @@ pub(crate) struct GenerateArgs {
     /// How many requests to draw.
     #[arg(long, value_parser = bounds::REQUESTS)]
     requests: usize,
-    /// Profile degrees 1..=N.
-    #[arg(long, value_parser = bounds::THREADS)]
-    max_degree: usize,
+    /// Profile degrees 1..N (`--max-degree N` is an older spelling).
+    #[arg(long = "degrees", alias = "max-degree", value_name = "DEGREES", value_parser = bounds::degrees)]
+    degrees: bounds::Degrees,
     /// Random seed; the same seed gives the same profile.
-    #[arg(long)]
+    #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Write the profile here instead of stdout.
     #[arg(long)]
@@ -119,6 +122,7 @@ pub(crate) struct DescribeArgs {
 
 pub(crate) fn run(args: ProfileArgs) -> anyhow::Result<()> {
     match args.command {
+        Some(ProfileCommand::Measure(args)) => measure(args),
         Some(ProfileCommand::Generate(args)) => generate(args),
         Some(ProfileCommand::Describe(args)) => describe(args),
         Some(ProfileCommand::FromRecords(args)) => from_records(args),
@@ -133,7 +137,7 @@ fn from_records(args: FromRecordsArgs) -> anyhow::Result<()> {
     use std::io::Read;
     let path = args.records.as_path();
     let max_degree = match &args.degrees {
-        Some(d) => parse_degrees(d)?,
+        Some(d) => max_degree(d)?,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     let mut text = String::new();
@@ -178,13 +182,16 @@ fn from_records(args: FromRecordsArgs) -> anyhow::Result<()> {
     write_output(args.out.as_deref(), |w| built.profile.write(w))
 }
 
-/// Parses `1..N` (or just `N`) into N.
-fn parse_degrees(text: &str) -> anyhow::Result<usize> {
-    let n = text.strip_prefix("1..").unwrap_or(text);
-    n.parse::<usize>()
-        .ok()
-        .filter(|n| (1..=64).contains(n))
-        .with_context(|| format!("--degrees: expected 1..N with N in 1..=64, found {text:?}"))
+/// The highest of `--degrees`, which must be every degree from 1: a profile has a
+/// column per degree.
+fn max_degree(list: &bounds::Degrees) -> anyhow::Result<usize> {
+    let list = &list.0;
+    let n = list.len();
+    anyhow::ensure!(
+        list.iter().copied().eq(1..=n),
+        "--degrees: a profile measures every degree from 1; give 1..N"
+    );
+    Ok(n)
 }
 
 fn measure(args: MeasureArgs) -> anyhow::Result<()> {
@@ -194,7 +201,7 @@ fn measure(args: MeasureArgs) -> anyhow::Result<()> {
              (generate, describe); see tailor profile --help"
         );
     };
-    let max_degree = parse_degrees(degrees)?;
+    let max_degree = max_degree(degrees)?;
     anyhow::ensure!(args.requests > 0, "--requests must be at least 1");
     let cfg = ProfileConfig {
         requests: args.requests,
@@ -242,7 +249,7 @@ fn measure(args: MeasureArgs) -> anyhow::Result<()> {
 
 fn generate(args: GenerateArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.requests > 0, "--requests must be at least 1");
-    anyhow::ensure!(args.max_degree > 0, "--max-degree must be at least 1");
+    let max_degree = max_degree(&args.degrees)?;
     let demand = Demand::parse(&args.demand)?;
     let speedup = args.speedup.as_deref().map(Speedup::parse).transpose()?;
     let model = DemandModel::new(demand, speedup)?;
@@ -253,7 +260,7 @@ fn generate(args: GenerateArgs) -> anyhow::Result<()> {
             let r = model.sample(&mut rng);
             RequestProfile {
                 id: format!("q{:0width$}", i + 1),
-                times_ms: (1..=args.max_degree)
+                times_ms: (1..=max_degree)
                     .map(|d| r.work_ms / r.speedup.at(d))
                     .collect(),
             }

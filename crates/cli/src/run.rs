@@ -36,7 +36,7 @@ pub(crate) struct RunArgs {
     #[arg(long, value_parser = bounds::REQUESTS)]
     requests: usize,
     /// Seed of the workload: the same seed gives `tailor simulate` the same requests.
-    #[arg(long)]
+    #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Table files for fm, adaptive and tail-control; repeat to give several.
     #[arg(long = "table")]

@@ -51,23 +51,35 @@ pub(crate) struct ServeArgs {
     /// Request bodies over this many bytes get 413.
     #[arg(long, default_value_t = 65536, value_parser = bounds::BODY_BYTES)]
     max_body_bytes: usize,
-    /// Seconds accepted requests may run after SIGINT or SIGTERM before the rest are
-    /// cancelled (each still gets an answer, 503).
-    #[arg(long, default_value_t = 10.0, value_parser = bounds::SECONDS0)]
-    drain_s: f64,
-    /// Seconds a request may take from its head's arrival to its answer (body, wait
-    /// and work); past it the request is cancelled and answered 504.
-    #[arg(long, default_value_t = 60.0, value_parser = bounds::SECONDS)]
-    request_timeout_s: f64,
-    /// Seconds a request body may send nothing before it is given up (408) and its
-    /// connection closed.
-    #[arg(long, default_value_t = 5.0, value_parser = bounds::SECONDS)]
-    body_timeout_s: f64,
-    /// Seconds a request head may take to arrive, from the connection's opening, before it
-    /// is answered 408 and the connection closed (a kept-alive connection idle this long
-    /// is closed).
-    #[arg(long, default_value_t = 10.0, value_parser = bounds::SECONDS)]
-    header_timeout_s: f64,
+    /// How long accepted requests may run after SIGINT or SIGTERM before the rest are
+    /// cancelled (each still gets an answer, 503) [default: 10s].
+    #[arg(long, value_parser = bounds::duration0, conflicts_with = "drain_s")]
+    drain: Option<Duration>,
+    /// --drain in seconds (an older spelling, kept for one release).
+    #[arg(long, value_parser = bounds::old_seconds0, hide = true)]
+    drain_s: Option<Duration>,
+    /// How long a request may take from its head's arrival to its answer (body, wait and
+    /// work); past it the request is cancelled and answered 504 [default: 60s].
+    #[arg(long, value_parser = bounds::duration, conflicts_with = "request_timeout_s")]
+    request_timeout: Option<Duration>,
+    /// --request-timeout in seconds (an older spelling, kept for one release).
+    #[arg(long, value_parser = bounds::old_seconds, hide = true)]
+    request_timeout_s: Option<Duration>,
+    /// How long a request body may send nothing before it is given up (408) and its
+    /// connection closed [default: 5s].
+    #[arg(long, value_parser = bounds::duration, conflicts_with = "body_timeout_s")]
+    body_timeout: Option<Duration>,
+    /// --body-timeout in seconds (an older spelling, kept for one release).
+    #[arg(long, value_parser = bounds::old_seconds, hide = true)]
+    body_timeout_s: Option<Duration>,
+    /// How long a request head may take to arrive, from the connection's opening, before
+    /// it is answered 408 and the connection closed (a kept-alive connection idle this
+    /// long is closed) [default: 10s].
+    #[arg(long, value_parser = bounds::duration, conflicts_with = "header_timeout_s")]
+    header_timeout: Option<Duration>,
+    /// --header-timeout in seconds (an older spelling, kept for one release).
+    #[arg(long, value_parser = bounds::old_seconds, hide = true)]
+    header_timeout_s: Option<Duration>,
     /// Seed of the work drawn for /work requests without a body (the same seed gives
     /// `tailor run` the same works, in arrival order).
     #[arg(long, default_value_t = 1)]
@@ -155,10 +167,6 @@ pub(crate) fn io_runtime(realtime: bool) -> anyhow::Result<tokio::runtime::Runti
 }
 
 pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        args.drain_s.is_finite() && (0.0..=86_400.0).contains(&args.drain_s),
-        "--drain-s must be a number of seconds from 0 to 86400"
-    );
     if args.queue_bound >= args.max_connections {
         tracing::warn!(
             "--queue-bound {} is not below --max-connections {}: the queue \
@@ -227,10 +235,22 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let config = ServeConfig {
         max_body_bytes: args.max_body_bytes,
         max_connections: args.max_connections,
-        drain: Duration::from_secs_f64(args.drain_s),
-        request_timeout: Duration::from_secs_f64(args.request_timeout_s),
-        body_timeout: Duration::from_secs_f64(args.body_timeout_s),
-        header_timeout: Duration::from_secs_f64(args.header_timeout_s),
+        drain: bounds::either(args.drain, args.drain_s, Duration::from_secs(10)),
+        request_timeout: bounds::either(
+            args.request_timeout,
+            args.request_timeout_s,
+            Duration::from_secs(60),
+        ),
+        body_timeout: bounds::either(
+            args.body_timeout,
+            args.body_timeout_s,
+            Duration::from_secs(5),
+        ),
+        header_timeout: bounds::either(
+            args.header_timeout,
+            args.header_timeout_s,
+            Duration::from_secs(10),
+        ),
         shard: args
             .search
             .shard()

@@ -70,7 +70,7 @@ pub(crate) struct SimulateArgs {
     #[arg(long)]
     speedup: Option<String>,
     /// ARRIVALS: poisson, lognormal:SD_MS, trace:PATH, phases:RPS*COUNT,...
-    #[arg(long)]
+    #[arg(long, default_value = "poisson")]
     arrivals: String,
     /// Requests per second, or A:B:STEP for a sweep from A to B.
     #[arg(long)]
@@ -79,7 +79,7 @@ pub(crate) struct SimulateArgs {
     #[arg(long, value_parser = bounds::REQUESTS)]
     requests: usize,
     /// Random seed: the same seed gives every policy the same arrivals and demands.
-    #[arg(long)]
+    #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Run each policy and load with seeds SEED, SEED+1, ..., SEED+N-1; the table shows
     /// the median over them.

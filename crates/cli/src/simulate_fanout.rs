@@ -28,17 +28,21 @@ pub(crate) struct FanoutArgs {
     /// Replica stalls: RATE_PER_S:LENGTH_MS (stall starts a Poisson process per replica).
     #[arg(long, value_parser = parse_noise, requires = "shards")]
     noise: Option<Noise>,
-    /// How the front end picks a shard's replica.
-    #[arg(long, value_enum, default_value_t = Pick::Random, requires = "shards")]
+    /// How the front end picks a shard's replica (as `tailor fanout --route`; `--select`
+    /// is an older name).
+    #[arg(long = "route", alias = "select", value_enum, default_value_t = Pick::Random, requires = "shards")]
     select: Pick,
     /// Let the losing copy of a reissued request run to its end instead of cancelling it.
     #[arg(long, requires = "shards")]
     no_cancel: bool,
-    /// Hedging: seconds per period of each shard's latency histogram; hedges use the
-    /// previous period's percentile once it has 100 latencies (as `tailor fanout`).
-    #[arg(long, default_value_t = tailor_sim::DEFAULT_HEDGE_PERIOD_MS / 1000.0,
-          value_parser = bounds::SECONDS, requires = "shards")]
-    hedge_period_s: f64,
+    /// Hedging: the length of a period of each shard's latency histogram; hedges use the
+    /// previous period's percentile once it has 100 latencies, as `tailor fanout` does
+    /// [default: 5s].
+    #[arg(long, value_parser = bounds::duration, requires = "shards", conflicts_with = "hedge_period_s")]
+    hedge_period: Option<std::time::Duration>,
+    /// --hedge-period in seconds (an older spelling, kept for one release).
+    #[arg(long, value_parser = bounds::old_seconds, requires = "shards", hide = true)]
+    hedge_period_s: Option<std::time::Duration>,
 }
 
 /// `--select`.
@@ -65,7 +69,13 @@ impl FanoutArgs {
         let mut cfg = FanoutConfig::new(server, shards, self.replicas);
         cfg.reissue = self.reissue;
         cfg.noise = self.noise;
-        cfg.hedge_period_ms = 1000.0 * self.hedge_period_s;
+        cfg.hedge_period_ms = 1000.0
+            * bounds::either(
+                self.hedge_period,
+                self.hedge_period_s,
+                std::time::Duration::from_secs_f64(tailor_sim::DEFAULT_HEDGE_PERIOD_MS / 1000.0),
+            )
+            .as_secs_f64();
         cfg.select = match self.select {
             Pick::Random => Select::Random,
             Pick::LeastLoaded => Select::LeastLoaded,

@@ -71,9 +71,9 @@ pub(crate) fn load_command(queries: &Path, rps: f64, seconds: f64) -> String {
         "http://127.0.0.1:8080".into(),
         "--queries".into(),
         quoted(&queries.display().to_string()),
-        "--rps".into(),
+        "-R".into(),
         format!("{rps:.0}"),
-        "--requests".into(),
+        "-n".into(),
         format!("{:.0}", (rps * seconds).max(200.0)),
     ]
     .join(" ")
