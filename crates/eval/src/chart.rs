@@ -1,7 +1,8 @@
 //! Latency charts like Figure 8 of the FM paper, as SVG and PNG (plotters).
 //!
-//! Panels of p99 against load, one line per policy with each point's confidence interval
-//! as a bar, latency on a log scale.
+//! Panels of p99 against load, one line per policy with its confidence intervals as a
+//! shaded band, latency on a log scale. Colours are Okabe and Ito's colour-blind-safe
+//! set, and each policy also has its own marker shape, so the lines part without colour.
 
 use std::path::{Path, PathBuf};
 
@@ -27,6 +28,34 @@ pub(crate) struct Panel {
     pub(crate) y_desc: String,
     pub(crate) series: Vec<Series>,
 }
+
+/// Okabe and Ito's colour-blind-safe colours (yellow left out: it fades on white), in the
+/// order policies first appear.
+const OKABE_ITO: [(u8, u8, u8); 7] = [
+    (0, 114, 178),   // blue
+    (230, 159, 0),   // orange
+    (0, 158, 115),   // bluish green
+    (213, 94, 0),    // vermillion
+    (204, 121, 167), // reddish purple
+    (86, 180, 233),  // sky blue
+    (0, 0, 0),       // black
+];
+
+/// The marker shapes, in the same order as the colours.
+#[derive(Clone, Copy)]
+enum Marker {
+    Circle,
+    Triangle,
+    Square,
+    Cross,
+}
+
+const MARKERS: [Marker; 4] = [
+    Marker::Circle,
+    Marker::Triangle,
+    Marker::Square,
+    Marker::Cross,
+];
 
 /// Fonts tried for the text, in order: plotters draws text with a font it is given.
 const FONTS: [&str; 3] = [
@@ -74,10 +103,12 @@ where
             labels.push(&s.label);
         }
     }
+    let index_of = |label: &str| labels.iter().position(|l| *l == label).unwrap_or(0);
     let color_of = |label: &str| {
-        let index = labels.iter().position(|l| *l == label).unwrap_or(0);
-        Palette99::pick(index).to_rgba()
+        let (r, g, b) = OKABE_ITO[index_of(label) % OKABE_ITO.len()];
+        RGBColor(r, g, b).to_rgba()
     };
+    let marker_of = |label: &str| MARKERS[index_of(label) % MARKERS.len()];
     // The legend goes above the panels, where it covers no line.
     let (band, body) = root.split_vertically(LEGEND_BAND);
     let font: TextStyle = ("sans-serif", 16).into_font().into();
@@ -90,6 +121,7 @@ where
             color.stroke_width(3),
         ))
         .map_err(err)?;
+        draw_marker(&band, marker_of(label), (x + 11, y), color).map_err(err)?;
         band.draw(&Text::new(label.to_string(), (x + 28, y - 8), font.clone()))
             .map_err(err)?;
         let (width, _) = band.estimate_text_size(label, &font).map_err(err)?;
@@ -143,35 +175,103 @@ where
         for s in &panel.series {
             let color = color_of(&s.label);
             let at = |v: f64| v.max(bottom);
+            // The interval as a band: low along the points, back along high.
+            let banded: Vec<&Point> = s.points.iter().filter(|p| p.1.high > p.1.low).collect();
+            if banded.len() >= 2 {
+                let outline: Vec<(f64, f64)> = banded
+                    .iter()
+                    .map(|p| (p.0, at(p.1.low)))
+                    .chain(banded.iter().rev().map(|p| (p.0, at(p.1.high))))
+                    .collect();
+                chart
+                    .draw_series(std::iter::once(Polygon::new(
+                        outline,
+                        color.mix(0.15).filled(),
+                    )))
+                    .map_err(err)?;
+            } else {
+                chart
+                    .draw_series(banded.iter().map(|p| {
+                        ErrorBar::new_vertical(
+                            p.0,
+                            at(p.1.low),
+                            at(p.1.value),
+                            at(p.1.high),
+                            color.stroke_width(1),
+                            6,
+                        )
+                    }))
+                    .map_err(err)?;
+            }
             chart
                 .draw_series(LineSeries::new(
                     s.points.iter().map(|p| (p.0, at(p.1.value))),
                     color.stroke_width(2),
                 ))
                 .map_err(err)?;
-            chart
-                .draw_series(s.points.iter().filter(|p| p.1.high > p.1.low).map(|p| {
-                    ErrorBar::new_vertical(
-                        p.0,
-                        at(p.1.low),
-                        at(p.1.value),
-                        at(p.1.high),
-                        color.stroke_width(1),
-                        6,
-                    )
-                }))
-                .map_err(err)?;
-            chart
-                .draw_series(
-                    s.points
-                        .iter()
-                        .map(|p| Circle::new((p.0, at(p.1.value)), 3, color.filled())),
-                )
-                .map_err(err)?;
+            let points = || s.points.iter().map(|p| (p.0, at(p.1.value)));
+            let filled = color.filled();
+            let line = color.stroke_width(2);
+            match marker_of(&s.label) {
+                Marker::Circle => chart
+                    .draw_series(points().map(|c| Circle::new(c, 4, filled)))
+                    .map(drop),
+                Marker::Triangle => chart
+                    .draw_series(points().map(|c| {
+                        EmptyElement::at(c) + Polygon::new(vec![(0, -5), (-5, 4), (5, 4)], filled)
+                    }))
+                    .map(drop),
+                Marker::Square => {
+                    chart
+                        .draw_series(points().map(|c| {
+                            EmptyElement::at(c) + Rectangle::new([(-4, -4), (4, 4)], filled)
+                        }))
+                        .map(drop)
+                }
+                Marker::Cross => chart
+                    .draw_series(points().map(|c| {
+                        EmptyElement::at(c)
+                            + PathElement::new(vec![(-5, -5), (5, 5)], line)
+                            + PathElement::new(vec![(-5, 5), (5, -5)], line)
+                    }))
+                    .map(drop),
+            }
+            .map_err(err)?;
         }
     }
     root.present().map_err(err)?;
     Ok(())
+}
+
+/// Draws `marker` centred on pixel `at`.
+fn draw_marker<B: DrawingBackend>(
+    area: &DrawingArea<B, Shift>,
+    marker: Marker,
+    at: (i32, i32),
+    color: RGBAColor,
+) -> Result<(), DrawingAreaErrorKind<B::ErrorType>> {
+    let (x, y) = at;
+    match marker {
+        Marker::Circle => area.draw(&Circle::new(at, 4, color.filled())),
+        Marker::Triangle => area.draw(&Polygon::new(
+            vec![(x, y - 5), (x - 5, y + 4), (x + 5, y + 4)],
+            color.filled(),
+        )),
+        Marker::Square => area.draw(&Rectangle::new(
+            [(x - 4, y - 4), (x + 4, y + 4)],
+            color.filled(),
+        )),
+        Marker::Cross => {
+            area.draw(&PathElement::new(
+                vec![(x - 5, y - 5), (x + 5, y + 5)],
+                color.stroke_width(2),
+            ))?;
+            area.draw(&PathElement::new(
+                vec![(x - 5, y + 5), (x + 5, y - 5)],
+                color.stroke_width(2),
+            ))
+        }
+    }
 }
 
 /// Labelled and unlabelled ticks of a log axis from `bottom` to `top`: labels at 1, 2 and
@@ -234,6 +334,67 @@ mod tests {
                 "{b}..{t}: {bold:?}"
             );
         }
+    }
+
+    #[test]
+    fn charts_use_one_colour_per_policy_from_the_safe_set_and_shade_intervals() {
+        let series = |label: &str, scale: f64, live: bool| Series {
+            label: label.into(),
+            points: [30.0, 60.0, 90.0]
+                .iter()
+                .map(|&x| {
+                    let v = scale * (1.0 + x / 50.0);
+                    let (low, high) = if live { (0.8 * v, 1.3 * v) } else { (v, v) };
+                    (
+                        x,
+                        Estimate {
+                            value: v,
+                            low,
+                            high,
+                        },
+                    )
+                })
+                .collect(),
+        };
+        let panel = |title: &str, live: bool| Panel {
+            title: title.into(),
+            x_desc: "load (%)".into(),
+            y_desc: "p99 (ms)".into(),
+            series: ["SEQ", "FIX-2", "executor", "Adaptive", "FM"]
+                .iter()
+                .enumerate()
+                .map(|(i, l)| series(l, 5.0 + i as f64, live))
+                .collect(),
+        };
+        let dir = std::env::temp_dir().join(format!("tailor-chart-{}", std::process::id()));
+        let written = write_charts(&dir, &[panel("live", true), panel("16 cores", false)]).unwrap();
+        let svg = std::fs::read_to_string(
+            written
+                .iter()
+                .find(|p| p.extension().unwrap() == "svg")
+                .unwrap(),
+        )
+        .unwrap();
+        // Each policy once in the legend, however many panels show it.
+        assert_eq!(
+            svg.matches("executor").count(),
+            1,
+            "one legend entry per policy"
+        );
+        for (r, g, b) in &OKABE_ITO[..5] {
+            assert!(
+                svg.contains(&format!("#{r:02X}{g:02X}{b:02X}")),
+                "#{r:02X}{g:02X}{b:02X}"
+            );
+        }
+        // The live panel's intervals are shaded bands (translucent fills); the projected
+        // panel has none.
+        assert_eq!(
+            svg.matches("opacity=\"0.15\"").count(),
+            5,
+            "one band per live series"
+        );
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

@@ -102,7 +102,7 @@ pub(crate) const PROJECTED_CORES: [usize; 2] = [16, 64];
 pub(crate) const POLICIES: [(&str, &str, Option<usize>); 5] = [
     ("SEQ", "seq", None),
     ("FIX-2", "fix:2", None),
-    ("tantivy-executor-2", "seq", Some(2)),
+    ("executor", "seq", Some(2)),
     ("Adaptive", "adaptive", None),
     ("FM", "fm", None),
 ];
