@@ -56,6 +56,11 @@ pub(crate) struct LoadArgs {
     /// request; every URL on one host.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["url", "queries", "raw", "work"])]
     targets: Option<PathArg>,
+    /// Any HTTP service: replay these requests, each at its own time: JSON lines as --raw
+    /// takes them, each with "at_ms" (its send time from the start) and optionally
+    /// "headers". The arrivals and the rate are the replay's; give the server's URL.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["queries", "raw", "work", "targets", "rps", "duration", "requests", "arrivals"])]
+    replay: Option<PathArg>,
     /// Print the requests that --raw or --opensearch would send, as --raw's JSON lines (one
     /// per line of the file, in order), and exit without sending any: to see the DSL, or to
     /// replay the same searches with another tool.
@@ -152,6 +157,21 @@ fn read_query_file(path: &std::path::Path) -> anyhow::Result<Vec<(String, u8, us
 
 pub(crate) fn load(args: LoadArgs) -> anyhow::Result<()> {
     let any_service = args.target.is_some() || args.targets.is_some();
+    if let Some(path) = &args.replay {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let replay = tailor_server::RawRequest::parse_replay(&text, &path.display().to_string())
+            .map_err(anyhow::Error::msg)?;
+        let url = args
+            .target
+            .clone()
+            .or_else(|| args.url.clone())
+            .with_context(|| {
+                "--replay needs the server: give its URL (http://HOST:PORT) or --url"
+            })?;
+        let (base, _) = tailor_server::split_url(&url).map_err(anyhow::Error::msg)?;
+        return send(&args, base, Target::Replay(replay), 0.0, 0, &url);
+    }
     anyhow::ensure!(
         any_service || (args.method.eq_ignore_ascii_case("GET") && args.headers.is_empty()),
         "--method and --header go with a URL or --targets"
@@ -226,15 +246,28 @@ pub(crate) fn load(args: LoadArgs) -> anyhow::Result<()> {
         "--url {}: expected http://HOST:PORT",
         bounds::clip(&url)
     );
+    let shown = args.target.clone().unwrap_or_else(|| url.clone());
+    send(&args, url, target, rps, requests, &shown)
+}
+
+/// Runs the load and prints its summary (and `--hgrm`).
+fn send(
+    args: &LoadArgs,
+    url: String,
+    target: Target,
+    rps: f64,
+    requests: usize,
+    shown: &str,
+) -> anyhow::Result<()> {
     let timeout = match (args.timeout, args.timeout_s) {
         (Some(d), _) => d,
         (None, Some(s)) => Duration::from_secs_f64(s),
         (None, None) => Duration::from_secs(30),
     };
     let cfg = LoadConfig {
-        url: url.clone(),
+        url,
         target,
-        arrivals,
+        arrivals: Arrivals::parse(&args.arrivals)?,
         rps,
         requests,
         duration: args.duration,
@@ -252,13 +285,12 @@ pub(crate) fn load(args: LoadArgs) -> anyhow::Result<()> {
             .expect("run_load keeps it");
         write_output(Some(path), |w| histogram.write_hgrm(w))?;
     }
-    let shown = args.target.clone().unwrap_or(url);
     write_output(None, |w| match args.format {
         LoadFormat::Json => {
             serde_json::to_writer(&mut *w, &summary)?;
             writeln!(w)
         }
-        LoadFormat::Human => write!(w, "{}", crate::load_report::human_summary(&summary, &shown)),
+        LoadFormat::Human => write!(w, "{}", crate::load_report::human_summary(&summary, shown)),
     })
     .context("cannot print the summary")
 }

@@ -10,7 +10,13 @@ pub(crate) fn human_summary(s: &LoadSummary, target: &str) -> String {
     let g = &s.generator_lateness_ms;
     let mut out = format!(
         "{} requests to {target} at {} requests/s offered over {:.2} s\n",
-        s.run.requests, s.run.rps, s.duration_s
+        s.run.requests,
+        if (s.run.rps - s.run.rps.round()).abs() < 1e-9 {
+            format!("{:.0}", s.run.rps)
+        } else {
+            format!("{:.1}", s.run.rps)
+        },
+        s.duration_s
     );
     out += &format!(
         "  answers    {} 2xx, {} 503, {} other statuses; {} without an answer ({} timeouts)\n",

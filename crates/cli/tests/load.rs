@@ -194,3 +194,57 @@ fn json_summaries_count_requests_and_bad_input_is_refused() {
         assert!(e.contains(needle), "{args:?}: {e}");
     }
 }
+
+#[test]
+fn a_replay_sends_each_request_with_its_content_at_its_time() {
+    let Some((server, url)) = http_server("replay") else {
+        eprintln!("python3 is missing: skipped");
+        return;
+    };
+    let file = std::env::temp_dir().join(format!("tailor-replay-{}.jsonl", std::process::id()));
+    let lines: String = (0..20)
+        .map(|i| {
+            format!(
+                "{{\"at_ms\": {}, \"method\": \"GET\", \"path\": \"/?i={i}\", \"headers\": {{\"X-I\": \"{i}\"}}}}\n",
+                10 * i
+            )
+        })
+        .collect();
+    std::fs::write(&file, lines).unwrap();
+    let out = tailor(&[
+        "load",
+        "--replay",
+        file.to_str().unwrap(),
+        "--format",
+        "json",
+        &url,
+    ]);
+    let log = stop(server);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Every line arrived once, with its own path (the server logs in arrival order; at
+    // 10 ms apart they cannot pass one another on one connection each).
+    let paths: Vec<String> = log
+        .iter()
+        .filter_map(|l| l.split('"').nth(1))
+        .map(|r| r.split_whitespace().nth(1).unwrap_or("").to_string())
+        .collect();
+    let mut sorted = paths.clone();
+    sorted.sort_by_key(|p| p.trim_start_matches("/?i=").parse::<u32>().unwrap_or(99));
+    assert_eq!(
+        sorted,
+        (0..20).map(|i| format!("/?i={i}")).collect::<Vec<_>>()
+    );
+    let last = text(&out.stdout).lines().last().unwrap().to_string();
+    let s: serde_json::Value = serde_json::from_str(&last).unwrap();
+    assert_eq!(s["requests"], 20);
+    // 20 requests over 190 ms: the replay's own rate.
+    assert!(
+        (s["rps"].as_f64().unwrap() - 20.0 / 0.19).abs() < 0.5,
+        "{s}"
+    );
+    // Bad lines are named: no time, or a time that falls.
+    std::fs::write(&file, "{\"method\": \"GET\", \"path\": \"/\"}\n").unwrap();
+    let out = tailor(&["load", "--replay", file.to_str().unwrap(), &url]);
+    assert!(!out.status.success() && text(&out.stderr).contains(":1: a replay's line needs"));
+    std::fs::remove_file(&file).ok();
+}

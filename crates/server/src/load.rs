@@ -34,6 +34,9 @@ pub enum Target {
     /// given (no `/healthz` check; `cpu_utilization` is then 0, unknown, and the cores
     /// are this machine's).
     Raw(Vec<RawRequest>),
+    /// Any HTTP service: these requests, each sent at its own time (ms from the start), in
+    /// order; the arrivals and the rate are the replay's.
+    Replay(Vec<(f64, RawRequest)>),
 }
 
 /// One request of a [`Target::Raw`] load.
@@ -75,51 +78,101 @@ impl RawRequest {
 
     /// Parses JSON lines, one request each: `{"method": "POST", "path": "/index/_search",
     /// "body": {...}}`, "body" optional (a JSON value is sent as JSON, a string as its
-    /// text). Errors name `file` and the line; blank lines are skipped.
+    /// text), "headers" optional (`{"Name": "value"}`). Errors name `file` and the line;
+    /// blank lines are skipped.
     pub fn parse_lines(text: &str, file: &str) -> Result<Vec<RawRequest>, String> {
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct Line {
-            method: String,
-            path: String,
-            #[serde(default)]
-            body: Option<serde_json::Value>,
+        let lines = parse_json_lines(text, file)?;
+        if let Some((n, _)) = lines.iter().find(|(_, (at, _))| at.is_some()) {
+            return Err(format!(
+                "{file}:{n}: \"at_ms\" is a replay's; give the file with --replay"
+            ));
         }
-        let clip = |t: &str| tailor_core::clip(t).to_string();
+        Ok(lines.into_iter().map(|(_, (_, r))| r).collect())
+    }
+
+    /// Parses a replay: JSON lines as [`RawRequest::parse_lines`] reads them, each with
+    /// `"at_ms"`, its send time from the replay's start; the times must not fall.
+    pub fn parse_replay(text: &str, file: &str) -> Result<Vec<(f64, RawRequest)>, String> {
         let mut out = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let at = format!("{file}:{}", i + 1);
-            let l: Line = serde_json::from_str(line).map_err(|e| {
-                format!(r#"{at}: expected {{"method": ..., "path": "/...", "body": ...}}: {e}"#)
-            })?;
-            let method = Method::from_bytes(l.method.as_bytes())
-                .map_err(|_| format!("{at}: bad method {:?}", clip(&l.method)))?;
-            if !l.path.starts_with('/') {
+        let mut last = 0.0;
+        for (n, (at, r)) in parse_json_lines(text, file)? {
+            let at = at.ok_or_else(|| format!("{file}:{n}: a replay's line needs \"at_ms\""))?;
+            if !(at.is_finite() && at >= last && at <= 86_400_000.0) {
                 return Err(format!(
-                    "{at}: the path must start with /, found {:?}",
-                    clip(&l.path)
+                    "{file}:{n}: \"at_ms\" must be a time in ms from 0 to a day, not below the \
+                     line before's ({last}); found {at}"
                 ));
             }
-            let body = match l.body {
-                None => Bytes::new(),
-                Some(serde_json::Value::String(text)) => Bytes::from(text),
-                Some(value) => Bytes::from(value.to_string()),
-            };
-            out.push(RawRequest {
-                method,
-                path: l.path,
-                body,
-                headers: Vec::new(),
-            });
-        }
-        if out.is_empty() {
-            return Err(format!("{file}: no requests"));
+            last = at;
+            out.push((at, r));
         }
         Ok(out)
     }
+}
+
+/// Parses `parse_lines`' JSON lines with their line numbers and `at_ms`, if any.
+#[allow(clippy::type_complexity)]
+fn parse_json_lines(
+    text: &str,
+    file: &str,
+) -> Result<Vec<(usize, (Option<f64>, RawRequest))>, String> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Line {
+        method: String,
+        path: String,
+        #[serde(default)]
+        body: Option<serde_json::Value>,
+        #[serde(default)]
+        headers: std::collections::BTreeMap<String, String>,
+        #[serde(default)]
+        at_ms: Option<f64>,
+    }
+    let clip = |t: &str| tailor_core::clip(t).to_string();
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = format!("{file}:{}", i + 1);
+        let l: Line = serde_json::from_str(line).map_err(|e| {
+            format!(r#"{at}: expected {{"method": ..., "path": "/...", "body": ...}}: {e}"#)
+        })?;
+        let method = Method::from_bytes(l.method.as_bytes())
+            .map_err(|_| format!("{at}: bad method {:?}", clip(&l.method)))?;
+        if !l.path.starts_with('/') {
+            return Err(format!(
+                "{at}: the path must start with /, found {:?}",
+                clip(&l.path)
+            ));
+        }
+        let body = match l.body {
+            None => Bytes::new(),
+            Some(serde_json::Value::String(text)) => Bytes::from(text),
+            Some(value) => Bytes::from(value.to_string()),
+        };
+        let headers = l
+            .headers
+            .iter()
+            .map(|(name, value)| crate::parse_header(&format!("{name}: {value}"), &at))
+            .collect::<Result<_, _>>()?;
+        out.push((
+            i + 1,
+            (
+                l.at_ms,
+                RawRequest {
+                    method,
+                    path: l.path,
+                    body,
+                    headers,
+                },
+            ),
+        ));
+    }
+    if out.is_empty() {
+        return Err(format!("{file}: no requests"));
+    }
+    Ok(out)
 }
 
 /// A load run's settings.
@@ -331,7 +384,7 @@ async fn check_health(
     match (target, health.workload.as_str()) {
         (Target::Search(_), "search")
         | (Target::Work | Target::DrawnWork(_), "synthetic")
-        | (Target::Raw(_), _) => {}
+        | (Target::Raw(_) | Target::Replay(_), _) => {}
         (Target::Search(_), other) => {
             return Err(server(format!(
                 "the server runs --workload {other}; queries need --workload search"
@@ -378,8 +431,13 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
         .pool_max_idle_per_host(cfg.connections)
         .build_http();
     let health = match &cfg.target {
-        Target::Raw(raw) => {
-            if raw.is_empty() {
+        Target::Raw(_) | Target::Replay(_) => {
+            let empty = match &cfg.target {
+                Target::Raw(raw) => raw.is_empty(),
+                Target::Replay(replay) => replay.is_empty(),
+                _ => false,
+            };
+            if empty {
                 return Err(LoadError::BadConfig("no requests to send".into()));
             }
             Health {
@@ -392,8 +450,9 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
     };
 
     let (mut arrival_rng, mut pick_rng) = workload_rngs(cfg.seed);
-    let arrivals = match cfg.duration {
-        Some(d) => {
+    let arrivals = match (&cfg.target, cfg.duration) {
+        (Target::Replay(replay), _) => replay.iter().map(|(at, _)| *at).collect(),
+        (_, Some(d)) => {
             if cfg.arrivals.fixed_count().is_some() {
                 return Err(LoadError::BadConfig(
                     "phased arrivals fix their own length: give no duration with them".into(),
@@ -412,7 +471,7 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
                 (arrival_rng, pick_rng) = workload_rngs(cfg.seed);
             }
         }
-        None => {
+        (_, None) => {
             let count = cfg.arrivals.fixed_count().unwrap_or(cfg.requests);
             cfg.arrivals.generate(cfg.rps, count, &mut arrival_rng)?
         }
@@ -465,6 +524,15 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
                         Vec::new(),
                     )
                 }
+                Target::Replay(replay) => {
+                    let r = &replay[i].1;
+                    (
+                        r.method.clone(),
+                        format!("{base}{}", r.path),
+                        r.body.clone(),
+                        r.headers.clone(),
+                    )
+                }
                 Target::Raw(raw) => {
                     let r = &raw[pick_rng.random_range(0..raw.len())];
                     (
@@ -479,7 +547,7 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
     );
 
     // Any HTTP service gets only the run's requests: no /metrics before or after.
-    let raw = matches!(cfg.target, Target::Raw(_));
+    let raw = matches!(cfg.target, Target::Raw(_) | Target::Replay(_));
     let before = if raw {
         ServerCounters::default()
     } else {
@@ -593,7 +661,18 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
         engine: "http".into(),
         policy: health.policy,
         cores: health.cores,
-        rps: cfg.arrivals.sustained_rps(cfg.rps),
+        rps: match &cfg.target {
+            // The replay's own rate: its requests over its span.
+            Target::Replay(_) => {
+                let span_s = arrivals.last().copied().unwrap_or(0.0) / 1000.0;
+                if span_s > 0.0 {
+                    count as f64 / span_s
+                } else {
+                    0.0
+                }
+            }
+            _ => cfg.arrivals.sustained_rps(cfg.rps),
+        },
         requests: count,
         completed,
         rejected: unavailable as usize,
