@@ -26,6 +26,10 @@ enum FormatArg {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  tailor demo                      # the full comparison, about 6 minutes on 2 cores
+  tailor demo --quick              # about 3 minutes
+  tailor demo --corpus docs.jsonl  # your own documents")]
 pub(crate) struct DemoArgs {
     /// table (for people) or json (one run summary per line).
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]

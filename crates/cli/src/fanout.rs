@@ -12,6 +12,10 @@ use tailor_server::{FanoutConfig, Route};
 use crate::{bounds, write_output, PathArg};
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  tailor fanout --upstream http://127.0.0.1:8081,http://127.0.0.1:8082 \\
+      --upstream http://127.0.0.1:8083,http://127.0.0.1:8084 \\
+      --reissue single-r:12:0.05")]
 pub(crate) struct FanoutArgs {
     /// One shard's replicas, comma-separated base URLs; repeat once per shard, in shard
     /// order (`--upstream http://127.0.0.1:8081,http://127.0.0.1:8082 --upstream ...`).

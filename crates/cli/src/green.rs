@@ -98,6 +98,10 @@ pub(crate) enum GreenFormat {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  tailor green generate --workload grid5k --day medium --out-dir in
+  tailor green simulate --system sla --policy sa --jobs in/jobs.csv \\
+      --solar in/solar.csv --prediction in/prediction.csv --format table")]
 pub(crate) struct GreenSimulateArgs {
     /// sla (Green SLAs) or par (GreenPar).
     #[arg(long, value_enum)]

@@ -29,6 +29,10 @@ pub(crate) enum Method {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  tailor plan fm --profile profile.csv --cores 16 --out fm-table.json
+  tailor plan fm --profile profile.csv --cores 16 --max-degree 8 \\
+      --percentile 99.9 --format table")]
 #[command(group(ArgGroup::new("target").required(true).multiple(true)
     .args(["cores", "target_parallelism", "calibration"])))]
 pub(crate) struct FmArgs {

@@ -18,6 +18,10 @@ use crate::search::SearchArgs;
 use crate::{write_output, AnyPolicy, PathArg};
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  tailor run --workload synthetic:exp:5 --policy fix:2 --rps 150 --requests 5000
+  tailor run --workload search --policy fm --table fm-table.json --rps 300 \\
+      --requests 20000")]
 pub(crate) struct RunArgs {
     /// WORKLOAD: synthetic:DEMAND[:SPEEDUP], with SPEEDUP linear (default) or amdahl:F;
     /// black-scholes:DEMAND (PDE option pricing, one option per unit); or search

@@ -18,6 +18,9 @@ use crate::search::SearchArgs;
 use crate::PathArg;
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  tailor serve --workload search --policy fm --table fm-table.json
+  tailor serve --workload synthetic:exp:5 --policy seq --listen 127.0.0.1:0")]
 pub(crate) struct ServeArgs {
     /// WORKLOAD: search (GET /search), or synthetic:DEMAND[:SPEEDUP] (GET|POST /work).
     #[arg(long)]

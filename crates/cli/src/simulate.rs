@@ -48,6 +48,11 @@ pub(crate) enum SummaryFormat {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  tailor simulate --cores 16 --policy seq --demand shape:lucene --rps 40 \\
+      --requests 100000
+  tailor simulate --cores 16 --policy fm --table fm-table.json --demand \\
+      profile:profile.csv --rps 20:60:10 --requests 50000")]
 pub(crate) struct SimulateArgs {
     /// M identical cores, or COUNT@SPEED,... (e.g. 8@1,1@2: eight slow cores and one
     /// twice as fast), for the heterogeneous-core policies; with --pstates, a count.
