@@ -96,6 +96,10 @@ pub(crate) struct RunArgs {
     /// wherever the table says and whose threads may outnumber the cores (docs/guard.md).
     #[arg(long)]
     no_guard: bool,
+    /// The summary's format: json (one run summary, shared/spec/formats.md) or table (the
+    /// latency table `tailor simulate` prints, for people).
+    #[arg(long, value_enum, default_value_t = crate::simulate::SummaryFormat::Json)]
+    format: crate::simulate::SummaryFormat,
     /// Write per-request records (CSV) here; with an FM or pool policy they carry each
     /// request's unit times (`units_ms`, `merge_ms`), from which `tailor profile
     /// from-records` builds a profile.
@@ -333,9 +337,14 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
             w.write_all(trace.to_csv().as_bytes())
         })?;
     }
-    write_output(None, |w| {
-        serde_json::to_writer(&mut *w, &out.summary)?;
-        writeln!(w)
+    write_output(None, |w| match args.format {
+        crate::simulate::SummaryFormat::Json => {
+            serde_json::to_writer(&mut *w, &out.summary)?;
+            writeln!(w)
+        }
+        crate::simulate::SummaryFormat::Table => {
+            tailor_sim::write_sweep(std::slice::from_ref(&out.summary), &[out.summary.rps], 1, w)
+        }
     })
     .context("cannot print the summary")
 }

@@ -634,7 +634,10 @@ async fn drawn_work_drifts_from_phase_to_phase() {
     // requests (6 ms each) take several times the first's (0.5 ms). Not "at least 6 ms":
     // the spin loop is calibrated at start, and one calibrated on a busy machine (CI
     // builds running beside it) spins short once the machine is free (5.3 ms seen).
-    assert!(p[1].mean_ms >= 3.0 && p[1].mean_ms > 4.0 * p[0].mean_ms, "{p:?}");
+    assert!(
+        p[1].mean_ms >= 3.0 && p[1].mean_ms > 4.0 * p[0].mean_ms,
+        "{p:?}"
+    );
     assert!(p[1].p99_ms >= p[1].mean_ms, "{p:?}");
     // Two demands need two phases.
     let wrong = LoadConfig {
