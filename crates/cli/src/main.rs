@@ -2,6 +2,7 @@
 
 mod bounds;
 mod calibrate;
+mod concepts;
 mod demo;
 mod emulate;
 mod fanout;
