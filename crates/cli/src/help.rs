@@ -203,7 +203,7 @@ mod tests {
                     .any(|(i, _)| l[i + 1..].starts_with(|c: char| c.is_ascii_digit()))
         };
         let outside = |l: &str| {
-            ["../", "/work/", "shared/data", "/tmp/", "/root/"]
+            ["../", "/work/", "shared/", "/tmp/", "/root/"]
                 .iter()
                 .any(|p| l.contains(p))
         };

@@ -107,7 +107,7 @@ pub(crate) struct LoadArgs {
     #[arg(long, value_parser = bounds::COUNT0)]
     warmup: Option<usize>,
     /// The summary's format: human (a few lines for people) or json (one JSON object, the
-    /// run summary of shared/spec/formats.md with the load's own fields).
+    /// run summary `tailor run` prints, with the load's own fields).
     #[arg(long, value_enum, default_value_t = LoadFormat::Human)]
     format: LoadFormat,
     /// Write the measured latencies' percentile spectrum here, in HdrHistogram's text

@@ -73,8 +73,7 @@ enum Command {
     Run(run::RunArgs),
     /// Serve a workload over HTTP on the runtime.
     ///
-    /// The endpoints are those of shared/spec/http.md: /search, /work, /healthz,
-    /// /metrics, /profile.
+    /// The endpoints are /search, /work, /healthz, /metrics and /profile (docs/cli.md).
     Serve(serve::ServeArgs),
     /// Load any HTTP service open loop and report its latency.
     ///

@@ -119,7 +119,7 @@ pub(crate) struct RcArgs {
 /// How a table is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum TableFormat {
-    /// The JSON file format of shared/spec/formats.md.
+    /// The JSON table file that `simulate`, `run` and `serve` read (docs/cli.md).
     Json,
     /// A table for people: load, then (time, degree) pairs as in the paper's Table 2.
     Table,

@@ -96,7 +96,7 @@ pub(crate) struct RunArgs {
     /// wherever the table says and whose threads may outnumber the cores (docs/guard.md).
     #[arg(long)]
     no_guard: bool,
-    /// The summary's format: json (one run summary, shared/spec/formats.md) or table (the
+    /// The summary's format: json (one run summary, as docs/cli.md describes) or table (the
     /// latency table `tailor simulate` prints, for people).
     #[arg(long, value_enum, default_value_t = crate::simulate::SummaryFormat::Json)]
     format: crate::simulate::SummaryFormat,
