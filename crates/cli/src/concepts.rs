@@ -77,18 +77,18 @@ pub(crate) fn either(
 }
 
 /// A percentile, one syntax for every command: in percent (`99`, `99.9`), or as a
-/// fraction (`0.99`: any value up to 1 is read as one). Returns percent, in (0, 100).
+/// fraction (`0.99`: any value up to 1 is read as one). Returns percent, in (0, 100].
 pub(crate) fn percent(text: &str) -> Result<f64, String> {
     let bad = || {
         format!(
             "expected a percentile in percent, such as 99 or 99.9 (or a fraction such as \
-             0.99), below 100; found `{}`",
+             0.99), above 0 and at most 100; found `{}`",
             clip(text)
         )
     };
     let x: f64 = text.trim().parse().map_err(|_| bad())?;
     let pct = if x <= 1.0 { 100.0 * x } else { x };
-    if !(pct.is_finite() && pct > 0.0 && pct < 100.0) {
+    if !(pct.is_finite() && pct > 0.0 && pct <= 100.0) {
         return Err(bad());
     }
     Ok(pct)
@@ -108,16 +108,20 @@ pub(crate) fn degrees(text: &str) -> Result<Degrees, String> {
         )
     };
     let text = text.trim();
+    let upto = |n: &str| -> Result<Vec<usize>, String> {
+        match n.parse::<usize>() {
+            Ok(n) if (1..=MAX_DEGREE).contains(&n) => Ok((1..=n).collect()),
+            _ => Err(bad()),
+        }
+    };
     let list: Vec<usize> = if let Some(n) = text.strip_prefix("1..") {
-        let n: usize = n.trim_start_matches('=').parse().map_err(|_| bad())?;
-        (1..=n).collect()
+        upto(n.trim_start_matches('='))?
     } else if text.contains(',') {
         text.split(',')
             .map(|d| d.trim().parse::<usize>().map_err(|_| bad()))
             .collect::<Result<_, _>>()?
     } else {
-        let n: usize = text.parse().map_err(|_| bad())?;
-        (1..=n).collect()
+        upto(text)?
     };
     let rising = list.windows(2).all(|w| w[0] < w[1]);
     if list.first() != Some(&1) || !rising || list.last().is_some_and(|&d| d > MAX_DEGREE) {
@@ -139,7 +143,17 @@ mod tests {
         assert_eq!(degrees("1..4").unwrap().0, vec![1, 2, 3, 4]);
         assert_eq!(degrees("4").unwrap().0, vec![1, 2, 3, 4]);
         assert_eq!(degrees("1,2,4,8").unwrap().0, vec![1, 2, 4, 8]);
-        for bad in ["0", "2,4", "1,4,2", "1..65", "a", "1..", ""] {
+        for bad in [
+            "0",
+            "2,4",
+            "1,4,2",
+            "1..65",
+            "a",
+            "1..",
+            "",
+            "99999999999",
+            "1..4000000000",
+        ] {
             assert!(degrees(bad).is_err(), "{bad}");
         }
     }
@@ -149,7 +163,8 @@ mod tests {
         assert_eq!(percent("99").unwrap(), 99.0);
         assert_eq!(percent("99.9").unwrap(), 99.9);
         assert!((percent("0.99").unwrap() - 99.0).abs() < 1e-9);
-        for bad in ["0", "100", "1", "-5", "x", "NaN"] {
+        assert_eq!(percent("1").unwrap(), 100.0, "the largest, as a fraction");
+        for bad in ["0", "100.5", "-5", "x", "NaN"] {
             assert!(percent(bad).is_err(), "{bad}");
         }
     }

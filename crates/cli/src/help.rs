@@ -1,6 +1,7 @@
 //! The command line's help as people read it: commands grouped under headings with the
 //! demo first, shell completions and the man page.
 
+use anyhow::Context;
 use clap::CommandFactory;
 
 use crate::write_output;
@@ -110,8 +111,15 @@ pub(crate) fn completions(shell: clap_complete::Shell) -> anyhow::Result<()> {
     })
 }
 
-/// `tailor man`: the man page, roff on stdout.
-pub(crate) fn man() -> anyhow::Result<()> {
+/// `tailor man`: the man page, roff on stdout; with `out_dir`, a page per command there.
+pub(crate) fn man(out_dir: Option<&std::path::Path>) -> anyhow::Result<()> {
+    if let Some(dir) = out_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        clap_mangen::generate_to(crate::Cli::command(), dir)
+            .with_context(|| format!("cannot write the pages into {}", dir.display()))?;
+        eprintln!("tailor: man pages written to {}", dir.display());
+        return Ok(());
+    }
     let page = clap_mangen::Man::new(crate::Cli::command());
     write_output(None, |w| {
         page.render(w)?;

@@ -157,6 +157,21 @@ fn read_query_file(path: &std::path::Path) -> anyhow::Result<Vec<(String, u8, us
 
 pub(crate) fn load(args: LoadArgs) -> anyhow::Result<()> {
     let any_service = args.target.is_some() || args.targets.is_some();
+    let default_method = args.method.eq_ignore_ascii_case("GET");
+    anyhow::ensure!(
+        args.replay.is_none() || (default_method && args.headers.is_empty() && args.body.is_none()),
+        "--replay's lines carry their own method, headers and body: give no --method, \
+         --header or --body with it"
+    );
+    anyhow::ensure!(
+        args.targets.is_none() || default_method,
+        "--targets gives each target's method: give no --method with it"
+    );
+    if let Some(path) = &args.hgrm {
+        // Refuse an unwritable --hgrm before the run, not after it.
+        std::fs::File::create(path)
+            .with_context(|| format!("--hgrm: cannot create {}", path.display()))?;
+    }
     if let Some(path) = &args.replay {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read {}", path.display()))?;
@@ -169,7 +184,13 @@ pub(crate) fn load(args: LoadArgs) -> anyhow::Result<()> {
             .with_context(|| {
                 "--replay needs the server: give its URL (http://HOST:PORT) or --url"
             })?;
-        let (base, _) = tailor_server::split_url(&url).map_err(anyhow::Error::msg)?;
+        let (base, path) = tailor_server::split_url(&url).map_err(anyhow::Error::msg)?;
+        anyhow::ensure!(
+            path == "/",
+            "--replay's lines carry their own paths: give the server as http://HOST:PORT/, \
+             not {}",
+            bounds::clip(&url)
+        );
         return send(&args, base, Target::Replay(replay), 0.0, 0, &url);
     }
     anyhow::ensure!(

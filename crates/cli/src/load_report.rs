@@ -33,9 +33,9 @@ pub(crate) fn human_summary(s: &LoadSummary, target: &str) -> String {
         ms(l.mean)
     );
     out += &format!(
-        "             over {} measured requests (the first {} left out as warm-up), from each \
-         request's intended send time\n",
-        s.run.requests.saturating_sub(s.run.warmup),
+        "             over {} measured 2xx answers (the first {} requests left out as warm-up), \
+         from each request's intended send time\n",
+        s.latency_histogram.as_ref().map_or(0, |h| h.count()),
         s.run.warmup
     );
     out += &format!(

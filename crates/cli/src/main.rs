@@ -104,10 +104,15 @@ enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff).
+    /// Print the man page (roff), or write one per command.
     ///
-    /// `tailor man > tailor.1 && man -l tailor.1` shows it.
-    Man,
+    /// `tailor man > tailor.1 && man -l tailor.1` shows it; `tailor man --out-dir DIR`
+    /// writes tailor.1 and a page for every command (tailor-load.1, ...).
+    Man {
+        /// Write a page per command into this folder instead.
+        #[arg(long)]
+        out_dir: Option<PathArg>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -136,7 +141,7 @@ fn main() -> ExitCode {
         Command::Vectors(cmd) => vectors::run(cmd),
         Command::Green(cmd) => green::run(cmd),
         Command::Completions { shell } => help::completions(shell),
-        Command::Man => help::man(),
+        Command::Man { out_dir } => help::man(out_dir.as_deref()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

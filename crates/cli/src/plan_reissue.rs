@@ -162,6 +162,11 @@ fn at_percentile(latency: &LatencyStats, percentile: f64) -> Option<f64> {
 }
 
 pub(crate) fn reissue(args: ReissueArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.percentile < 100.0,
+        "--percentile {}: a reissue plan minimizes a percentile below 100",
+        args.percentile
+    );
     let log = ShardLog::read(&args.records)?;
     let shards = args.shards.unwrap_or(log.shards);
     let params = ReissueParams {

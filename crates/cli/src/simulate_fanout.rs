@@ -21,7 +21,7 @@ pub(crate) struct FanoutArgs {
     replicas: usize,
     /// When a shard request is sent again to another replica: none, single-d:D_MS,
     /// single-r:D_MS:Q (SingleR: with probability Q after D_MS), hedge:PERCENTILE (after
-    /// that percentile of the shard's latencies over the previous --hedge-period-s, as
+    /// that percentile of the shard's latencies over the previous --hedge-period, as
     /// `tailor fanout` hedges).
     #[arg(long, default_value = "none", value_parser = parse_reissue, requires = "shards")]
     reissue: Reissue,

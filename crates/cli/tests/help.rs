@@ -65,6 +65,13 @@ fn bash_loads_the_completions_and_man_renders_the_page() {
         // No man on this machine: the page must at least be roff with a title.
         Err(_) => assert!(String::from_utf8_lossy(&out.stdout).contains(".TH")),
     }
+    let pages = dir.join("pages");
+    assert!(tailor(&["man", "--out-dir", pages.to_str().unwrap()], "80")
+        .status
+        .success());
+    for page in ["tailor.1", "tailor-load.1", "tailor-green-simulate.1"] {
+        assert!(pages.join(page).exists(), "{page}");
+    }
     for shell in ["zsh", "fish", "powershell", "elvish"] {
         assert!(
             tailor(&["completions", shell], "80").status.success(),

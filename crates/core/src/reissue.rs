@@ -65,9 +65,13 @@ impl Reissue {
                 Ok(q) if (0.0..=1.0).contains(&q) => Ok(Reissue::SingleR { d_ms: ms(d)?, q }),
                 _ => Err(bad("the probability Q must be a number from 0 to 1")),
             },
-            ["hedge", p] => match p.parse::<f64>() {
+            // In percent, as every percentile tailor reads; a fraction (0.95) is read as
+            // one, so `hedge:0.95` is p95.
+            ["hedge", p] => match p.parse::<f64>().map(|p| if p <= 1.0 { 100.0 * p } else { p }) {
                 Ok(p) if p > 0.0 && p < 100.0 => Ok(Reissue::Hedge { percentile: p }),
-                _ => Err(bad("the PERCENTILE must be a number above 0 and below 100")),
+                _ => Err(bad(
+                    "the PERCENTILE must be in percent, above 0 and below 100 (95), or a fraction (0.95)",
+                )),
             },
             _ => Err(bad(forms)),
         }

@@ -68,6 +68,17 @@ impl RawRequest {
     /// JSON, any other as a string, an empty one left out.
     pub fn to_json_line(&self) -> serde_json::Value {
         let mut line = serde_json::json!({"method": self.method.as_str(), "path": self.path});
+        if !self.headers.is_empty() {
+            line["headers"] = self
+                .headers
+                .iter()
+                .map(|(name, value)| {
+                    let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+                    (name.to_string(), serde_json::Value::String(value))
+                })
+                .collect::<serde_json::Map<_, _>>()
+                .into();
+        }
         if !self.body.is_empty() {
             line["body"] = serde_json::from_slice(&self.body).unwrap_or_else(|_| {
                 serde_json::Value::String(String::from_utf8_lossy(&self.body).into_owned())
@@ -143,6 +154,12 @@ fn parse_json_lines(
         if !l.path.starts_with('/') {
             return Err(format!(
                 "{at}: the path must start with /, found {:?}",
+                clip(&l.path)
+            ));
+        }
+        if l.path.contains('#') || format!("http://h{}", l.path).parse::<hyper::Uri>().is_err() {
+            return Err(format!(
+                "{at}: {:?} is not a path the client can send (spaces or a #fragment?)",
                 clip(&l.path)
             ));
         }
@@ -458,17 +475,32 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
                     "phased arrivals fix their own length: give no duration with them".into(),
                 ));
             }
-            // Enough arrivals to pass the duration at the offered rate, then cut there.
             let end_ms = d.as_secs_f64() * 1000.0;
-            let mut enough = (cfg.rps * d.as_secs_f64() * 1.25 + 64.0).ceil() as usize;
-            loop {
-                let mut drawn = cfg.arrivals.generate(cfg.rps, enough, &mut arrival_rng)?;
-                if drawn.last().is_some_and(|&t| t >= end_ms) || drawn.len() < enough {
-                    drawn.retain(|&t| t < end_ms);
-                    break drawn;
+            if let Arrivals::Trace(times) = &cfg.arrivals {
+                // A trace's own times, up to the duration.
+                times.iter().copied().filter(|&t| t < end_ms).collect()
+            } else {
+                let expected = cfg.rps * d.as_secs_f64();
+                if expected > tailor_core::MAX_REQUESTS as f64 {
+                    return Err(LoadError::BadConfig(format!(
+                    "{} requests/s for {:.0} s are {expected:.0} requests, more than a run may \
+                     send ({}); lower the rate or the duration",
+                    cfg.rps,
+                    d.as_secs_f64(),
+                    tailor_core::MAX_REQUESTS
+                )));
                 }
-                enough *= 2;
-                (arrival_rng, pick_rng) = workload_rngs(cfg.seed);
+                // Enough arrivals to pass the duration at the offered rate, then cut there.
+                let mut enough = (cfg.rps * d.as_secs_f64() * 1.25 + 64.0).ceil() as usize;
+                loop {
+                    let mut drawn = cfg.arrivals.generate(cfg.rps, enough, &mut arrival_rng)?;
+                    if drawn.last().is_some_and(|&t| t >= end_ms) || drawn.len() < enough {
+                        drawn.retain(|&t| t < end_ms);
+                        break drawn;
+                    }
+                    enough *= 2;
+                    (arrival_rng, pick_rng) = workload_rngs(cfg.seed);
+                }
             }
         }
         (_, None) => {
@@ -608,8 +640,12 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
     let mut latencies = vec![timeout_ms; count];
     let (mut completed, mut unavailable, mut errors, mut failed, mut timeouts) = (0, 0, 0, 0, 0);
     let mut last = t0;
+    let mut last_answer = t0;
     while let Some((i, outcome)) = results.recv().await {
         last = Instant::now();
+        if matches!(outcome, Outcome::Answer(..)) {
+            last_answer = last;
+        }
         match outcome {
             Outcome::Answer(status, ms) if status.is_success() => {
                 completed += 1;
@@ -662,11 +698,13 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
         policy: health.policy,
         cores: health.cores,
         rps: match &cfg.target {
-            // The replay's own rate: its requests over its span.
+            // The replay's own rate: its gaps over its span.
             Target::Replay(_) => {
-                let span_s = arrivals.last().copied().unwrap_or(0.0) / 1000.0;
+                let span_s = (arrivals.last().copied().unwrap_or(0.0)
+                    - arrivals.first().copied().unwrap_or(0.0))
+                    / 1000.0;
                 if span_s > 0.0 {
-                    count as f64 / span_s
+                    (count - 1) as f64 / span_s
                 } else {
                     0.0
                 }
@@ -707,9 +745,13 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
         },
     };
     let answered = completed + unavailable as usize + errors as usize;
+    let answering_s = last_answer
+        .saturating_duration_since(t0)
+        .as_secs_f64()
+        .max(1e-9);
     Ok(LoadSummary {
-        achieved_rps: answered as f64 / wall,
-        duration_s: wall,
+        achieved_rps: answered as f64 / answering_s,
+        duration_s: answering_s,
         generator_lateness_ms: lateness.stats(),
         latency_histogram: Some(latency),
         run,

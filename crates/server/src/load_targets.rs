@@ -29,12 +29,33 @@ pub fn split_url(url: &str) -> Result<(String, String), String> {
     if host.is_empty() || host.contains(char::is_whitespace) {
         return Err(format!("{}: expected a host after http://", clip(url)));
     }
+    // A port, if given, is a number (IPv6 hosts come in brackets).
+    let after_brackets = host.rsplit(']').next().unwrap_or(host);
+    if let Some((_, port)) = after_brackets.rsplit_once(':') {
+        if port.parse::<u16>().is_err() {
+            return Err(format!(
+                "{}: not a URL the client can send (the port `{}` is not a number from 0 to 65535)",
+                clip(url),
+                clip(port)
+            ));
+        }
+    }
     let path = match path {
         "" => "/".to_string(),
         p if p.starts_with('?') => format!("/{p}"),
         p => p.to_string(),
     };
-    Ok((format!("http://{host}"), path))
+    let base = format!("http://{host}");
+    // What the client will send must parse: a bad port, a space or a fragment is refused
+    // here, not counted as a failed request after the run.
+    if path.contains('#') || format!("{base}{path}").parse::<hyper::Uri>().is_err() {
+        return Err(format!(
+            "{}: not a URL the client can send (check the port, and that the path has no \
+             spaces or #fragment)",
+            clip(url)
+        ));
+    }
+    Ok((base, path))
 }
 
 /// Parses one `Name: value` header; `at` names where it came from in errors.
@@ -78,13 +99,14 @@ impl RawRequest {
     }
 
     /// Parses targets in vegeta's HTTP format from `text`, the contents of `file`:
-    /// `METHOD URL`, then `Name: value` header lines, then an optional `@FILE` body
-    /// (relative to `file`'s folder), targets separated by blank lines; `#` starts a
-    /// comment line. Every URL must share one base, the host the connections go to.
+    /// `METHOD URL`, then `Name: value` header lines, then an optional `@FILE` body (a
+    /// relative path read from the working folder, as vegeta does); a line that starts
+    /// with a method in capitals, or one after a blank line, opens the next target; `#`
+    /// starts a comment line. Every URL must share one base, the host the connections
+    /// go to.
     /// Errors name the file and line.
     pub fn parse_targets(text: &str, file: &Path) -> Result<(String, Vec<RawRequest>), String> {
         let clip = tailor_core::clip;
-        let dir = file.parent().unwrap_or(Path::new("."));
         let mut base: Option<String> = None;
         let mut out: Vec<RawRequest> = Vec::new();
         let mut open = false;
@@ -98,7 +120,12 @@ impl RawRequest {
             if line.starts_with('#') {
                 continue;
             }
-            if !open {
+            // As vegeta: a line that starts with a method in capitals opens a target, so
+            // targets need no blank line between them.
+            let starts_target = line
+                .split_once(char::is_whitespace)
+                .is_some_and(|(m, _)| !m.is_empty() && m.bytes().all(|b| b.is_ascii_uppercase()));
+            if !open || starts_target {
                 let (method, url) = line.split_once(char::is_whitespace).ok_or_else(|| {
                     format!("{at}: expected `METHOD URL`, found `{}`", clip(line))
                 })?;
@@ -121,7 +148,8 @@ impl RawRequest {
                 });
                 open = true;
             } else if let Some(body) = line.strip_prefix('@') {
-                let path = dir.join(body.trim());
+                // As vegeta: a relative body path is read from the working folder.
+                let path = Path::new(body.trim()).to_path_buf();
                 let bytes = std::fs::read(&path)
                     .map_err(|e| format!("{at}: cannot read the body {}: {e}", path.display()))?;
                 out.last_mut().expect("a target is open").body = Bytes::from(bytes);
@@ -156,6 +184,9 @@ mod tests {
         assert!(split_url("https://h/").unwrap_err().contains("https"));
         assert!(split_url("ftp://h/").unwrap_err().contains("http://"));
         assert!(split_url("http:///x").unwrap_err().contains("host"));
+        for bad in ["http://h:x/", "http://h:1/a b", "http://h:1/a#f"] {
+            assert!(split_url(bad).unwrap_err().contains("not a URL"), "{bad}");
+        }
     }
 
     #[test]
@@ -164,8 +195,11 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("b.json"), "{\"x\":1}").unwrap();
         let file = dir.join("t.txt");
-        let text = "# two targets\nGET http://h:1/a\nX-A: 1\n\nPOST http://h:1/b?c=2\nContent-Type: text/plain\n@b.json\n";
-        let (base, reqs) = RawRequest::parse_targets(text, &file).unwrap();
+        let text = format!(
+            "# two targets, no blank line between them\nGET http://h:1/a\nX-A: 1\nPOST http://h:1/b?c=2\nContent-Type: text/plain\n@{}\n",
+            dir.join("b.json").display()
+        );
+        let (base, reqs) = RawRequest::parse_targets(&text, &file).unwrap();
         assert_eq!(base, "http://h:1");
         assert_eq!(reqs.len(), 2);
         assert_eq!(
