@@ -1,24 +1,9 @@
 //! End-to-end tests of `tailor green` (issue 43): generate inputs, simulate every Green SLA and GreenPar policy, and refuse bad input naming the file, line and field.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
-fn tailor(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tailor"))
-        .args(args)
-        .output()
-        .expect("the tailor binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8(bytes.to_vec()).unwrap()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tailor-green-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+mod common;
+use common::{scratch, stderr, stdout, tailor};
 
 fn generate(dir: &Path, workload: &str, day: &str, system: &str) {
     let out = tailor(&[
@@ -35,7 +20,7 @@ fn generate(dir: &Path, workload: &str, day: &str, system: &str) {
         "--out-dir",
         dir.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(out.status.success(), "{}", stderr(&out));
     for f in ["jobs.csv", "solar.csv", "prediction.csv"] {
         assert!(dir.join(f).exists(), "{f}");
     }
@@ -60,8 +45,8 @@ fn simulate(dir: &Path, system: &str, policy: &str, extra: &[&str]) -> serde_jso
     ];
     args.extend_from_slice(extra);
     let out = tailor(&args);
-    assert!(out.status.success(), "{policy}: {}", text(&out.stderr));
-    serde_json::from_str(text(&out.stdout).trim()).expect("one JSON object")
+    assert!(out.status.success(), "{policy}: {}", stderr(&out));
+    serde_json::from_str(stdout(&out).trim()).expect("one JSON object")
 }
 
 #[test]
@@ -150,7 +135,7 @@ fn bad_inputs_are_refused_naming_the_file_line_and_field() {
         dir.join("prediction.csv").to_str().unwrap(),
     ]);
     assert!(!out.status.success());
-    let e = text(&out.stderr);
+    let e = stderr(&out);
     assert!(e.contains("jobs.csv:4: field `runtime_h`"), "{e}");
     let out = tailor(&[
         "green",
@@ -163,7 +148,7 @@ fn bad_inputs_are_refused_naming_the_file_line_and_field() {
         "/tmp/x",
     ]);
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("grid5k, intrepid"));
+    assert!(stderr(&out).contains("grid5k, intrepid"));
     let out = tailor(&[
         "green",
         "simulate",
@@ -179,11 +164,7 @@ fn bad_inputs_are_refused_naming_the_file_line_and_field() {
         dir.join("prediction.csv").to_str().unwrap(),
     ]);
     assert!(!out.status.success());
-    assert!(
-        text(&out.stderr).contains("greedy"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert!(stderr(&out).contains("greedy"), "{}", stderr(&out));
     let out = tailor(&[
         "green",
         "simulate",
@@ -202,9 +183,9 @@ fn bad_inputs_are_refused_naming_the_file_line_and_field() {
     ]);
     assert!(!out.status.success());
     assert!(
-        text(&out.stderr).contains("--sa-jobs") && text(&out.stderr).contains("`all`"),
+        stderr(&out).contains("--sa-jobs") && stderr(&out).contains("`all`"),
         "{}",
-        text(&out.stderr)
+        stderr(&out)
     );
 }
 
@@ -235,10 +216,10 @@ fn an_swf_trace_imports_into_jobs_that_simulate() {
         "--out",
         jobs.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(out.status.success(), "{}", stderr(&out));
     let written = std::fs::read_to_string(&jobs).unwrap();
     assert_eq!(written.lines().count(), 3, "{written}");
-    assert!(text(&out.stderr).contains("1 partial runs, 1 outside the window"));
+    assert!(stderr(&out).contains("1 partial runs, 1 outside the window"));
     let s = simulate(&dir, "par", "reactive", &[]);
     assert!(s["mean_runtime_h"].as_f64().unwrap() > 0.0, "{s}");
     let out = tailor(&[
@@ -253,5 +234,5 @@ fn an_swf_trace_imports_into_jobs_that_simulate() {
         jobs.to_str().unwrap(),
     ]);
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("--sizing half"));
+    assert!(stderr(&out).contains("--sizing half"));
 }

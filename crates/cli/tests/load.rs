@@ -2,18 +2,10 @@
 //! access log counts what arrived.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 
-fn tailor(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tailor"))
-        .args(args)
-        .output()
-        .expect("the tailor binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8(bytes.to_vec()).unwrap()
-}
+mod common;
+use common::{stderr, stdout, tailor};
 
 /// `python3 -m http.server` on a free port, serving a scratch folder: the child and its
 /// base URL; `None` where python3 is missing.
@@ -45,7 +37,7 @@ fn http_server(name: &str) -> Option<(Child, String)> {
 fn stop(mut child: Child) -> Vec<String> {
     child.kill().ok();
     let out = child.wait_with_output().unwrap();
-    text(&out.stderr)
+    stderr(&out)
         .lines()
         .filter(|l| l.contains("\"GET /"))
         .map(str::to_string)
@@ -72,8 +64,8 @@ fn any_http_server_gets_exactly_the_run_and_a_readable_summary_and_hgrm() {
         &url,
     ]);
     let log = stop(server);
-    let summary = text(&out.stdout);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let summary = stdout(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
     for needle in [
         "p50",
         "p90",
@@ -137,8 +129,8 @@ fn json_summaries_count_requests_and_bad_input_is_refused() {
         &url,
     ]);
     let log = stop(server);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let last = text(&out.stdout).lines().last().unwrap().to_string();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let last = stdout(&out).lines().last().unwrap().to_string();
     let s: serde_json::Value = serde_json::from_str(&last).unwrap();
     assert_eq!(s["requests"], 50);
     assert_eq!(s["completed"], 50);
@@ -190,7 +182,7 @@ fn json_summaries_count_requests_and_bad_input_is_refused() {
     ] {
         let out = tailor(&args);
         assert!(!out.status.success(), "{args:?}");
-        let e = text(&out.stderr);
+        let e = stderr(&out);
         assert!(e.contains(needle), "{args:?}: {e}");
     }
 }
@@ -220,7 +212,7 @@ fn a_replay_sends_each_request_with_its_content_at_its_time() {
         &url,
     ]);
     let log = stop(server);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(out.status.success(), "{}", stderr(&out));
     // Every line arrived once, with its own path (the server logs in arrival order; at
     // 10 ms apart they cannot pass one another on one connection each).
     let paths: Vec<String> = log
@@ -234,7 +226,7 @@ fn a_replay_sends_each_request_with_its_content_at_its_time() {
         sorted,
         (0..20).map(|i| format!("/?i={i}")).collect::<Vec<_>>()
     );
-    let last = text(&out.stdout).lines().last().unwrap().to_string();
+    let last = stdout(&out).lines().last().unwrap().to_string();
     let s: serde_json::Value = serde_json::from_str(&last).unwrap();
     assert_eq!(s["requests"], 20);
     // 19 gaps of 10 ms: the replay's own rate, 100 a second.
@@ -242,6 +234,6 @@ fn a_replay_sends_each_request_with_its_content_at_its_time() {
     // Bad lines are named: no time, or a time that falls.
     std::fs::write(&file, "{\"method\": \"GET\", \"path\": \"/\"}\n").unwrap();
     let out = tailor(&["load", "--replay", file.to_str().unwrap(), &url]);
-    assert!(!out.status.success() && text(&out.stderr).contains(":1: a replay's line needs"));
+    assert!(!out.status.success() && stderr(&out).contains(":1: a replay's line needs"));
     std::fs::remove_file(&file).ok();
 }

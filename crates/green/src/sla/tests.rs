@@ -272,12 +272,25 @@ fn bad_settings_and_endless_jobs_are_refused() {
 }
 
 /// The acceptance on the generated Medium days and Grid5k-shaped workload
-/// (§A.5.2, Fig. A.5's ordering), seeds 1-3. About 90 s in release on 2 cores.
+/// (§A.5.2, Fig. A.5's ordering), seed 1: about 25 s, so CI runs it.
+#[test]
+fn acceptance_grid5k_medium_seed_1() {
+    acceptance_grid5k_medium(1..=1);
+}
+
+/// The same on seeds 2 and 3 (scripts/reproduce-green.py runs seeds 1-5). About 60 s in
+/// release on 2 cores.
 #[test]
 #[ignore = "slow: cargo test --release -p tailor-green acceptance -- --ignored --nocapture"]
-fn acceptance_grid5k_medium() {
+fn acceptance_grid5k_medium_seeds_2_3() {
+    acceptance_grid5k_medium(2..=3);
+}
+
+/// Fig. A.5's ordering on each seed: SA and LP above FF and SGP, FF the most violations,
+/// SGP the fewest, SA and LP within 5%.
+fn acceptance_grid5k_medium(seeds: std::ops::RangeInclusive<u64>) {
     let cfg = SlaConfig::default();
-    for seed in 1..=3 {
+    for seed in seeds {
         let g = generate(Workload::Grid5k, Day::Medium, System::Sla, seed);
         let mut by = BTreeMap::new();
         for policy in SlaPolicy::ALL {
