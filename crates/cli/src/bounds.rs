@@ -16,7 +16,7 @@ pub(crate) use tailor_core::MAX_REQUESTS;
 pub(crate) use tailor_core::clip;
 
 pub(crate) use crate::concepts::{
-    degrees, duration, duration0, either, old_ms, old_seconds, old_seconds0, percent, Degrees,
+    degrees, duration, duration0, percent, Degrees, Times, QUANTUM, SHORT0, TIME, TIME0, TIMES,
 };
 
 /// An integer flag in `lo..=hi`.
@@ -59,16 +59,8 @@ pub(crate) const COUNT: Count = Count::new(1, 10_000_000, "a count");
 
 /// Requests per second.
 pub(crate) const RPS: Real = Real::open(0.0, 10_000_000.0, "requests per second");
-/// A time in ms, above zero, at most an hour.
-pub(crate) const MS: Real = Real::open(0.0, 3_600_000.0, "milliseconds");
-/// A time in ms, zero allowed, at most an hour.
-pub(crate) const MS0: Real = Real::closed(0.0, 3_600_000.0, "milliseconds");
-/// A speed-change cost or rate limit in µs, zero allowed, at most a second.
-pub(crate) const US0: Real = Real::closed(0.0, 1_000_000.0, "microseconds");
-/// The self-scheduling quantum in ms: from a microsecond to an hour.
-pub(crate) const QUANTUM_MS: Real = Real::closed(0.001, 3_600_000.0, "milliseconds");
 
-/// The self-scheduling quantum when `--quantum-ms` is not given.
+/// The self-scheduling quantum when `--quantum` is not given.
 pub(crate) const DEFAULT_QUANTUM_MS: f64 = 5.0;
 
 /// The quantum a run uses: `given`, else the FM table's grid step (its intervals are
@@ -79,8 +71,6 @@ pub(crate) fn quantum_ms(given: Option<f64>, tables: &tailor_core::Tables) -> f6
         .or_else(|| tables.fm.as_ref().map(|t| t.step_ms))
         .unwrap_or(DEFAULT_QUANTUM_MS)
 }
-/// A time in seconds, above zero, at most a day.
-pub(crate) const SECONDS: Real = Real::open(0.0, 86_400.0, "seconds");
 /// The spin loop's iterations per microsecond (a few hundred on today's cores).
 pub(crate) const SPIN_RATE: Real = Real::open(0.0, 100_000.0, "iterations per microsecond");
 /// A fraction in (0, 1]: a percentile, a utilization.
@@ -134,7 +124,7 @@ impl Real {
 }
 
 /// The error clap prints: the flag, the value (clipped) and what it accepts.
-fn refuse(
+pub(crate) fn refuse(
     cmd: &clap::Command,
     arg: Option<&clap::Arg>,
     value: &str,
@@ -270,8 +260,25 @@ mod tests {
                 "{bad}"
             );
         }
-        assert!(cmd(MS0).try_get_matches_from(["t", "--rps", "0"]).is_ok());
-        assert!(cmd(MS).try_get_matches_from(["t", "--rps", "0"]).is_err());
+        assert!(cmd(FRACTION0)
+            .try_get_matches_from(["t", "--rps", "0"])
+            .is_ok());
+        assert!(cmd(FRACTION)
+            .try_get_matches_from(["t", "--rps", "0"])
+            .is_err());
+        // Durations: the unit is required, and the range is checked in ms.
+        let ms = |parser: crate::concepts::Time, v: &str| {
+            cmd(parser)
+                .try_get_matches_from(["t", "--rps", v])
+                .map(|m| *m.get_one::<f64>("rps").unwrap())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(ms(TIME, "250us"), Ok(0.25));
+        assert_eq!(ms(TIME0, "0s"), Ok(0.0));
+        for bad in ["5", "0ms", "2h", "fast"] {
+            let e = ms(TIME, bad).unwrap_err();
+            assert!(e.contains("--rps") && e.contains("with its unit"), "{e}");
+        }
     }
 
     #[test]

@@ -32,9 +32,9 @@ pub(crate) struct CalibrateArgs {
     /// units are the index segments).
     #[arg(long, value_parser = bounds::SEGMENTS, conflicts_with = "unit_ms")]
     units: Option<usize>,
-    /// Instead of a count: units of this much sequential work, ms (the synthetic
-    /// workload's are 0.25).
-    #[arg(long, value_parser = bounds::MS)]
+    /// Instead of a count: units of this much sequential work (the synthetic workload's
+    /// are 0.25ms).
+    #[arg(long = "unit-time", value_name = "DURATION", value_parser = bounds::TIME)]
     unit_ms: Option<f64>,
 }
 
@@ -72,7 +72,7 @@ pub(crate) fn run(args: CalibrateArgs) -> anyhow::Result<()> {
     if units.is_none() {
         eprintln!(
             "tailor: units: {} per request, the profile's highest degree (search's units are \
-             its index segments: pass --units SEGMENTS, or --unit-ms for synthetic work)",
+             its index segments: pass --units SEGMENTS, or --unit-time for synthetic work)",
             profile.max_degree()
         );
     }

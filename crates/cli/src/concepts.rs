@@ -1,79 +1,187 @@
 //! One syntax for each kind of value that several commands take: durations with their
-//! unit (and the older unit-named spellings, kept as hidden aliases), percentiles, and
-//! lists of degrees. Each is a clap value parser; `bounds` re-exports them.
+//! unit, percentiles, and lists of degrees. Each is a clap value parser; `bounds`
+//! re-exports them. The older unit-named spellings (`--target-ms 5`) are rewritten to
+//! these before parsing, in `spellings`.
 
-use crate::bounds::clip;
+use std::time::Duration;
 
-/// A duration with its unit, as humantime reads it (`10s`, `250ms`, `2m`), above zero and
-/// at most a day: the value parser of every duration flag.
-pub(crate) fn duration(text: &str) -> Result<std::time::Duration, String> {
-    let d = humantime::parse_duration(text.trim()).map_err(|e| {
-        format!(
-            "expected a duration with its unit, such as 10s, 250ms or 2m; found `{}` ({e})",
-            clip(text)
-        )
-    })?;
-    if d.is_zero() || d > std::time::Duration::from_secs(86_400) {
+use clap::builder::TypedValueParser;
+
+use crate::bounds::{clip, refuse};
+
+/// What every duration flag's error says it takes.
+const WITH_UNIT: &str = "a duration with its unit, such as 250us, 5ms, 1.5s or 2m";
+
+/// Reads a duration with its unit: a decimal and one unit (`0.25ms`, `250us`, `1.5s`,
+/// `2h`; `µs` for `us` too), or humantime's compound forms (`1m 30s`). A bare number has
+/// no unit and is refused.
+pub(crate) fn parse_time(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let seconds_per = match unit.trim() {
+        "ns" => Some(1e-9),
+        "us" | "µs" => Some(1e-6),
+        "ms" => Some(1e-3),
+        "s" => Some(1.0),
+        "m" | "min" => Some(60.0),
+        "h" => Some(3600.0),
+        _ => None,
+    };
+    if let (Some(per), Ok(x)) = (seconds_per, number.parse::<f64>()) {
+        let seconds = x * per;
+        if seconds.is_finite() && seconds <= 1e9 {
+            return Ok(Duration::from_secs_f64(seconds));
+        }
+    }
+    humantime::parse_duration(text).map_err(|_| format!("expected {WITH_UNIT}"))
+}
+
+/// A duration with its unit, above zero and at most a day: the value parser of the
+/// duration flags that want a `Duration` (timeouts, periods).
+pub(crate) fn duration(text: &str) -> Result<Duration, String> {
+    let found = || format!("found `{}`", clip(text));
+    let d = parse_time(text).map_err(|e| format!("{e}; {}", found()))?;
+    if d.is_zero() || d > Duration::from_secs(86_400) {
         return Err(format!(
-            "expected a duration above zero and at most a day (24h); found `{}`",
-            clip(text)
+            "expected a duration above zero and at most a day (24h); {}",
+            found()
         ));
     }
     Ok(d)
 }
 
 /// A duration with its unit, zero allowed (`0s`), at most a day.
-pub(crate) fn duration0(text: &str) -> Result<std::time::Duration, String> {
-    match humantime::parse_duration(text.trim()) {
+pub(crate) fn duration0(text: &str) -> Result<Duration, String> {
+    match parse_time(text) {
         Ok(d) if d.is_zero() => Ok(d),
         _ => duration(text),
     }
 }
 
-/// An older spelling's bare seconds (`--drain-s 10`), as a duration: above zero (or zero
-/// where `zero` allows it), at most a day.
-fn seconds(text: &str, zero: bool) -> Result<std::time::Duration, String> {
-    match text.trim().parse::<f64>() {
-        Ok(s) if s.is_finite() && (s > 0.0 || (zero && s == 0.0)) && s <= 86_400.0 => {
-            Ok(std::time::Duration::from_secs_f64(s))
+/// A duration with its unit over a trace's span (`48h`, `30d` as `720h`), zero allowed when
+/// `zero`, at most ten years.
+fn span(text: &str, zero: bool) -> Result<Duration, String> {
+    let found = || format!("found `{}`", clip(text));
+    let d = parse_time(text).map_err(|e| format!("{e}; {}", found()))?;
+    if (d.is_zero() && !zero) || d > Duration::from_secs(10 * 365 * 86_400) {
+        let lo = if zero { "from zero" } else { "above zero" };
+        return Err(format!(
+            "expected a duration {lo} and at most ten years; {}",
+            found()
+        ));
+    }
+    Ok(d)
+}
+
+/// A span of a trace, above zero, at most ten years.
+pub(crate) fn trace_span(text: &str) -> Result<Duration, String> {
+    span(text, false)
+}
+
+/// An offset into a trace, zero allowed, at most ten years.
+pub(crate) fn trace_offset(text: &str) -> Result<Duration, String> {
+    span(text, true)
+}
+
+/// A duration flag read into milliseconds, in a range: `#[arg(long, value_parser =
+/// bounds::TIME)]` gives an `f64` of ms.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Time {
+    lo_ms: f64,
+    hi_ms: f64,
+    closed: bool,
+}
+
+/// A time above zero, at most an hour.
+pub(crate) const TIME: Time = Time::new(0.0, 3_600_000.0, false);
+/// A time from zero to an hour.
+pub(crate) const TIME0: Time = Time::new(0.0, 3_600_000.0, true);
+/// A short time, from zero to a second: a speed change's cost, a rate limit.
+pub(crate) const SHORT0: Time = Time::new(0.0, 1000.0, true);
+/// The self-scheduling quantum: from a microsecond to an hour.
+pub(crate) const QUANTUM: Time = Time::new(0.001, 3_600_000.0, true);
+
+impl Time {
+    const fn new(lo_ms: f64, hi_ms: f64, closed: bool) -> Time {
+        Time {
+            lo_ms,
+            hi_ms,
+            closed,
         }
-        _ => Err(format!(
-            "expected seconds up to a day (86400); found `{}`",
-            clip(text)
-        )),
+    }
+
+    fn accepts(&self, ms: f64) -> bool {
+        ms <= self.hi_ms && (ms > self.lo_ms || (self.closed && ms == self.lo_ms))
+    }
+
+    /// What the flag takes, as its error says it.
+    fn expected(&self) -> String {
+        let show = |ms: f64| humantime::format_duration(Duration::from_secs_f64(ms / 1000.0));
+        let lo = if self.closed { "from" } else { "above" };
+        format!(
+            "{WITH_UNIT}, {lo} {} and at most {}",
+            show(self.lo_ms),
+            show(self.hi_ms)
+        )
+    }
+
+    /// Reads one value into ms.
+    fn read(&self, text: &str) -> Option<f64> {
+        let ms = parse_time(text).ok()?.as_secs_f64() * 1000.0;
+        self.accepts(ms).then_some(ms)
     }
 }
 
-/// The value parser of an older `--NAME-s SECONDS` spelling, above zero.
-pub(crate) fn old_seconds(text: &str) -> Result<std::time::Duration, String> {
-    seconds(text, false)
-}
+impl TypedValueParser for Time {
+    type Value = f64;
 
-/// The value parser of an older `--NAME-s SECONDS` spelling, zero allowed.
-pub(crate) fn old_seconds0(text: &str) -> Result<std::time::Duration, String> {
-    seconds(text, true)
-}
-
-/// The value parser of an older `--NAME-ms MS` spelling, above zero, at most an hour.
-pub(crate) fn old_ms(text: &str) -> Result<std::time::Duration, String> {
-    match text.trim().parse::<f64>() {
-        Ok(ms) if ms.is_finite() && ms > 0.0 && ms <= 3_600_000.0 => {
-            Ok(std::time::Duration::from_secs_f64(ms / 1000.0))
-        }
-        _ => Err(format!(
-            "expected milliseconds up to an hour; found `{}`",
-            clip(text)
-        )),
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<f64, clap::Error> {
+        let value = value.to_string_lossy();
+        self.read(&value)
+            .ok_or_else(|| refuse(cmd, arg, &value, self.expected()))
     }
 }
 
-/// The duration a flag gives in its new spelling or its older one, else `default`.
-pub(crate) fn either(
-    new: Option<std::time::Duration>,
-    old: Option<std::time::Duration>,
-    default: std::time::Duration,
-) -> std::time::Duration {
-    new.or(old).unwrap_or(default)
+/// A comma-separated list of durations with their units, each in [`TIME`]'s range, in ms:
+/// `#[arg(long, value_parser = bounds::TIMES)]` gives a [`Times`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TimeList(Time);
+
+/// A list of times above zero, at most an hour each.
+pub(crate) const TIMES: TimeList = TimeList(TIME);
+
+/// A list of durations, in ms, in the order given.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Times(pub(crate) Vec<f64>);
+
+impl TypedValueParser for TimeList {
+    type Value = Times;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Times, clap::Error> {
+        let value = value.to_string_lossy();
+        value
+            .split(',')
+            .map(|x| self.0.read(x))
+            .collect::<Option<Vec<f64>>>()
+            .map(Times)
+            .ok_or_else(|| {
+                let expected = format!("a comma-separated list, each {}", self.0.expected());
+                refuse(cmd, arg, &value, expected)
+            })
+    }
 }
 
 /// A percentile, one syntax for every command: in percent (`99`, `99.9`), or as a
@@ -156,6 +264,35 @@ mod tests {
         ] {
             assert!(degrees(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn durations_read_decimals_units_and_compounds() {
+        let ms = |t: &str| parse_time(t).map(|d| d.as_secs_f64() * 1000.0);
+        assert_eq!(ms("0.25ms"), Ok(0.25));
+        assert_eq!(ms("250us"), Ok(0.25));
+        assert_eq!(ms("250µs"), Ok(0.25));
+        assert_eq!(ms("1.5s"), Ok(1500.0));
+        assert_eq!(ms(" 2m "), Ok(120_000.0));
+        assert_eq!(ms("1m 30s"), Ok(90_000.0));
+        assert_eq!(ms("48h"), Ok(172_800_000.0));
+        for bad in [
+            "5",
+            "0.25",
+            "ms",
+            "5 parsecs",
+            "",
+            "-5ms",
+            "1e3ms",
+            "1..2ms",
+        ] {
+            assert!(parse_time(bad).is_err(), "{bad}");
+        }
+        assert!(TIME.read("0ms").is_none() && TIME0.read("0ms") == Some(0.0));
+        assert!(TIME.read("2h").is_none() && TIME.read("1h") == Some(3_600_000.0));
+        assert_eq!(SHORT0.read("20us"), Some(0.02));
+        assert!(duration("0s").is_err() && duration0("0s").is_ok());
+        assert!(duration("25h").is_err());
     }
 
     #[test]

@@ -45,9 +45,9 @@ pub(crate) struct DemoArgs {
     /// Loads, as fractions of SEQ's capacity (cores / mean query time).
     #[arg(long, value_delimiter = ',', default_values_t = [0.3, 0.45, 0.6, 0.75, 0.9])]
     loads: Vec<f64>,
-    /// Seconds of arrivals in each live run.
-    #[arg(long, default_value_t = 1.5, value_parser = bounds::SECONDS)]
-    seconds: f64,
+    /// How long arrivals last in each live run.
+    #[arg(long = "duration", value_name = "DURATION", default_value = "1.5s", value_parser = bounds::duration)]
+    run_length: std::time::Duration,
     /// Rounds: each runs every policy at every load once, in a shuffled order, so that a
     /// slow minute of the machine falls on all policies alike. Eight rounds of 1.5 s
     /// rather than four of 3 s: the intervals rest on how much the runs differ, which
@@ -62,7 +62,7 @@ pub(crate) struct DemoArgs {
     retries: usize,
     /// A shorter demo (within about 3 minutes once built and profiled): 2 rounds of
     /// 2-second runs at 30%, 60% and 90% load, and 5,000 requests per projected run.
-    /// Overrides --rounds, --seconds, --loads and --projected-requests.
+    /// Overrides --rounds, --duration, --loads and --projected-requests.
     #[arg(long)]
     quick: bool,
     /// Requests in each projected (simulated) run.
@@ -155,16 +155,12 @@ impl DemoArgs {
     fn config(mut self) -> anyhow::Result<DemoConfig> {
         if self.quick {
             self.rounds = 2;
-            self.seconds = 2.0;
+            self.run_length = std::time::Duration::from_secs(2);
             self.loads = vec![0.3, 0.6, 0.9];
             self.projected_requests = 5_000;
         }
         anyhow::ensure!(self.rounds >= 1, "--rounds must be at least 1");
         anyhow::ensure!(self.profiled >= 10, "--profiled must be at least 10");
-        anyhow::ensure!(
-            self.seconds.is_finite() && self.seconds > 0.0,
-            "--seconds must be positive"
-        );
         for &load in &self.loads {
             anyhow::ensure!(
                 load > 0.0 && load < 1.0,
@@ -185,7 +181,7 @@ impl DemoArgs {
             profiled: self.profiled,
             repeat: self.repeat,
             loads: self.loads,
-            seconds: self.seconds,
+            seconds: self.run_length.as_secs_f64(),
             rounds: self.rounds,
             retries: self.retries,
             projected_requests: self.projected_requests,

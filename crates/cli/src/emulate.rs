@@ -16,12 +16,12 @@ pub(crate) struct EmulateArgs {
     /// Planned slowdowns (the core at 1/F of its speed), comma-separated.
     #[arg(long, default_value = "1.25,1.44,2,3")]
     slowdowns: String,
-    /// Duty-cycle periods in us, comma-separated (§5.2.3 uses 100 to 500).
-    #[arg(long, default_value = "100,250,500")]
-    periods_us: String,
-    /// Request lengths in ms at full speed, comma-separated.
-    #[arg(long, default_value = "5,20,80")]
-    lengths_ms: String,
+    /// Duty-cycle periods, comma-separated (§5.2.3 uses 100us to 500us).
+    #[arg(long, value_name = "DURATION,...", default_value = "100us,250us,500us", value_parser = bounds::TIMES)]
+    periods: bounds::Times,
+    /// Request lengths at full speed, comma-separated.
+    #[arg(long, value_name = "DURATION,...", default_value = "5ms,20ms,80ms", value_parser = bounds::TIMES)]
+    lengths: bounds::Times,
     /// Repetitions of each measurement; the table shows the median.
     #[arg(long, default_value_t = 9, value_parser = bounds::COUNT)]
     reps: usize,
@@ -50,8 +50,9 @@ pub(crate) fn run(args: EmulateArgs) -> anyhow::Result<()> {
         slowdowns.iter().all(|&s| s >= 1.0),
         "--slowdowns: each must be at least 1"
     );
-    let periods = list(&args.periods_us, "--periods-us")?;
-    let lengths = list(&args.lengths_ms, "--lengths-ms")?;
+    // Periods in µs, lengths in ms, as the measurement below takes them.
+    let periods: Vec<f64> = args.periods.0.iter().map(|ms| ms * 1000.0).collect();
+    let lengths = args.lengths.0;
     anyhow::ensure!(args.reps >= 1, "--reps: must be at least 1");
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     anyhow::ensure!(

@@ -45,36 +45,23 @@ pub(crate) struct FanoutArgs {
     #[arg(long, default_value_t = 256, value_parser = bounds::COUNT)]
     max_inflight: usize,
     /// A query not answered within this long gets 504 and its shard requests are
-    /// cancelled [default: 10s].
-    #[arg(long, value_parser = bounds::duration, conflicts_with = "timeout_ms")]
-    timeout: Option<Duration>,
-    /// --timeout in ms (an older spelling, kept for one release).
-    #[arg(long, value_parser = bounds::old_ms, hide = true)]
-    timeout_ms: Option<Duration>,
+    /// cancelled.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = bounds::duration)]
+    timeout: Duration,
     /// Hedging: the length of a period of the latency histogram; hedges use the previous
-    /// period's percentile and start once a period has seen 100 shard requests
-    /// [default: 5s].
-    #[arg(long, value_parser = bounds::duration, conflicts_with = "hedge_period_s")]
-    hedge_period: Option<Duration>,
-    /// --hedge-period in seconds (an older spelling, kept for one release).
-    #[arg(long, value_parser = bounds::old_seconds, hide = true)]
-    hedge_period_s: Option<Duration>,
+    /// period's percentile and start once a period has seen 100 shard requests.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = bounds::duration)]
+    hedge_period: Duration,
     /// Seed of the routing and of SingleR's draws.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// How long a request head may take to arrive before it is answered 408 (at the
-    /// connection bound the slowest client is shed at once) [default: 5s].
-    #[arg(long, value_parser = bounds::duration, conflicts_with = "header_timeout_s")]
-    header_timeout: Option<Duration>,
-    /// --header-timeout in seconds (an older spelling, kept for one release).
-    #[arg(long, value_parser = bounds::old_seconds, hide = true)]
-    header_timeout_s: Option<Duration>,
-    /// How long a request body may send nothing before it is answered 408 [default: 5s].
-    #[arg(long, value_parser = bounds::duration, conflicts_with = "body_timeout_s")]
-    body_timeout: Option<Duration>,
-    /// --body-timeout in seconds (an older spelling, kept for one release).
-    #[arg(long, value_parser = bounds::old_seconds, hide = true)]
-    body_timeout_s: Option<Duration>,
+    /// connection bound the slowest client is shed at once).
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = bounds::duration)]
+    header_timeout: Duration,
+    /// How long a request body may send nothing before it is answered 408.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = bounds::duration)]
+    body_timeout: Duration,
     /// Write one CSV line per shard request of each answered query when stopped, in
     /// `tailor simulate --shards --records`' format (`tailor plan reissue` reads it).
     #[arg(long)]
@@ -100,24 +87,12 @@ pub(crate) fn fanout(args: FanoutArgs) -> anyhow::Result<()> {
         route,
         cancel: !args.no_cancel,
         max_inflight: args.max_inflight,
-        timeout: bounds::either(args.timeout, args.timeout_ms, Duration::from_secs(10)),
-        hedge_period: bounds::either(
-            args.hedge_period,
-            args.hedge_period_s,
-            Duration::from_secs(5),
-        ),
+        timeout: args.timeout,
+        hedge_period: args.hedge_period,
         seed: args.seed,
         records: args.records.is_some(),
-        header_timeout: bounds::either(
-            args.header_timeout,
-            args.header_timeout_s,
-            Duration::from_secs(5),
-        ),
-        body_timeout: bounds::either(
-            args.body_timeout,
-            args.body_timeout_s,
-            Duration::from_secs(5),
-        ),
+        header_timeout: args.header_timeout,
+        body_timeout: args.body_timeout,
     };
     let io = crate::serve::io_runtime(false)?;
     let report = io.block_on(async {

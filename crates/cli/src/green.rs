@@ -1,6 +1,7 @@
 //! `tailor green`: the green datacenter schedulers (Haque's dissertation, appendices A and B): generate inputs, and simulate Green SLAs or GreenPar.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
@@ -52,12 +53,12 @@ pub(crate) struct ImportArgs {
     /// Its format: swf or gwf (`--format` is an older name).
     #[arg(long = "trace-format", alias = "format")]
     format: String,
-    /// Keep jobs submitted from this many hours after the trace's first submission.
-    #[arg(long, default_value_t = 0.0)]
-    start_h: f64,
-    /// ... for this many hours (§A.5.1 took 48, §B.4 24; default: the whole trace).
-    #[arg(long)]
-    hours: Option<f64>,
+    /// Keep jobs submitted from this long after the trace's first submission, e.g. 12h.
+    #[arg(long = "start", value_name = "DURATION", default_value = "0s", value_parser = crate::concepts::trace_offset)]
+    start: Duration,
+    /// ... for this long (§A.5.1 took 48h, §B.4 24h; default: the whole trace).
+    #[arg(long = "span", value_name = "DURATION", value_parser = crate::concepts::trace_span)]
+    span: Option<Duration>,
     /// Processors to servers: divide:N (⌈processors / N⌉; §A.5.1's Intrepid: 24),
     /// table-b2 (§B.4's Intrepid mapping), power-of-two (§B.4's Grid5k).
     #[arg(long, default_value = "divide:1")]
@@ -212,8 +213,10 @@ fn import(args: ImportArgs) -> anyhow::Result<()> {
         ),
     };
     let options = ArchiveOptions {
-        start_h: args.start_h,
-        length_h: args.hours.unwrap_or(f64::INFINITY),
+        start_h: args.start.as_secs_f64() / 3600.0,
+        length_h: args
+            .span
+            .map_or(f64::INFINITY, |d| d.as_secs_f64() / 3600.0),
         sizing,
         runtime_multiplier: args.runtime_multiplier,
         min_processors: args.min_processors,

@@ -306,13 +306,44 @@ mod tests {
                 _ => {}
             }
             // Durations carry their units in the value (10s, 250ms), not in the name.
-            let timed = ["timeout", "period", "drain"]
+            let unit_named = ["-ms", "-us", "-s", "-h", "-min"]
                 .iter()
-                .any(|w| long.contains(w));
-            check(
-                !(timed && (long.ends_with("-s") || long.ends_with("-ms"))),
-                "a duration flag named with its unit",
-            );
+                .any(|u| long.ends_with(u))
+                || ["seconds", "minutes", "hours", "millis"].contains(&long);
+            check(!unit_named, "a flag named with its unit");
+            if value_names(a).iter().any(|v| v.starts_with("DURATION")) {
+                let defaults_have_units = default(a)
+                    .iter()
+                    .all(|d| d.split(',').all(|t| crate::concepts::parse_time(t).is_ok()));
+                check(defaults_have_units, "a duration default without its unit");
+            }
+        }
+        // Each older spelling rewrites to a flag that exists and takes a duration in the
+        // older spelling's unit, and no flag is still named the older way.
+        for &(old, new, unit) in crate::spellings::OLDER {
+            let mut takers = 0;
+            for (path, a) in &flags {
+                if a.get_long() == Some(old) {
+                    wrong.push(format!("{path} --{old}: an older spelling is still a flag"));
+                }
+                if a.get_long() == Some(new) {
+                    takers += 1;
+                    let alone = clap::Command::new("t").arg(
+                        clap::Arg::new("v")
+                            .long(new)
+                            .value_parser(a.get_value_parser().clone()),
+                    );
+                    let value = format!("1{unit}");
+                    if let Err(e) = alone.try_get_matches_from(["t", &format!("--{new}"), &value]) {
+                        wrong.push(format!("{path} --{new} refuses {value}: {e}"));
+                    }
+                }
+            }
+            if takers == 0 {
+                wrong.push(format!(
+                    "--{old} rewrites to --{new}, which no command takes"
+                ));
+            }
         }
         // The replica choice is one flag in both the front end and the simulator.
         let routes: Vec<&String> = flags

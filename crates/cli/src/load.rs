@@ -98,11 +98,8 @@ pub(crate) struct LoadArgs {
     connections: usize,
     /// A request unanswered this long after its intended send time counts as a timeout
     /// (30s, 500ms).
-    #[arg(long, value_parser = bounds::duration, conflicts_with = "timeout_s")]
-    timeout: Option<Duration>,
-    /// The same as --timeout, in seconds (an older spelling, kept for one release).
-    #[arg(long, value_parser = bounds::SECONDS, hide = true)]
-    timeout_s: Option<f64>,
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = bounds::duration)]
+    timeout: Duration,
     /// Warm-up requests left out of the statistics (default: 5%).
     #[arg(long, value_parser = bounds::COUNT0)]
     warmup: Option<usize>,
@@ -280,11 +277,7 @@ fn send(
     requests: usize,
     shown: &str,
 ) -> anyhow::Result<()> {
-    let timeout = match (args.timeout, args.timeout_s) {
-        (Some(d), _) => d,
-        (None, Some(s)) => Duration::from_secs_f64(s),
-        (None, None) => Duration::from_secs(30),
-    };
+    let timeout = args.timeout;
     let cfg = LoadConfig {
         url,
         target,

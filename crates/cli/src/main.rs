@@ -23,6 +23,7 @@ mod serve;
 mod simulate;
 mod simulate_dvfs;
 mod simulate_fanout;
+mod spellings;
 mod vectors;
 
 use std::fs::File;
@@ -116,7 +117,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let matches = help::command().get_matches();
+    let matches = help::command().get_matches_from(spellings::modernize(std::env::args_os()));
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => e.exit(),

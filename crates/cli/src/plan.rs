@@ -75,8 +75,8 @@ pub(crate) struct TailControlArgs {
     /// Arrival rate, requests per second.
     #[arg(long, value_parser = bounds::RPS)]
     rps: f64,
-    /// Latency target, ms.
-    #[arg(long, value_parser = bounds::MS)]
+    /// Latency target, e.g. 50ms.
+    #[arg(long = "target", value_name = "DURATION", value_parser = bounds::TIME)]
     target_ms: f64,
     /// Plan 1..=Q active requests.
     #[arg(long, value_parser = bounds::COUNT)]

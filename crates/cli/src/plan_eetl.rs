@@ -32,8 +32,8 @@ pub(crate) struct EetlArgs {
     /// as `tailor simulate --static-power`).
     #[arg(long, default_value = "voltage", requires = "pstates")]
     static_power: String,
-    /// The p99 target, ms.
-    #[arg(long, value_parser = bounds::MS)]
+    /// The p99 target, e.g. 100ms.
+    #[arg(long = "target", value_name = "DURATION", value_parser = bounds::TIME)]
     target_ms: f64,
     /// The load range A:B (requests per second) that the gain schedule covers.
     #[arg(long)]
@@ -47,8 +47,8 @@ pub(crate) struct EetlArgs {
     /// Work samples for the low-load problem.
     #[arg(long, default_value_t = 20_000, value_parser = bounds::COUNT)]
     samples: usize,
-    /// Grid step for all but the last threshold, ms (the last is exact).
-    #[arg(long, default_value_t = 1.0, value_parser = bounds::MS)]
+    /// Grid step for all but the last threshold (the last is exact).
+    #[arg(long = "step", value_name = "DURATION", default_value = "1ms", value_parser = bounds::TIME)]
     step_ms: f64,
     /// Open-loop epochs simulated per load interval to identify the plant.
     #[arg(long, default_value_t = 40, value_parser = bounds::COUNT)]
@@ -172,10 +172,6 @@ pub(crate) fn eetl(args: EetlArgs) -> anyhow::Result<()> {
         args.live_runs.is_empty() || matches!(cores, Machine::Amp(_)),
         "--live-runs: live open-loop identification is for core types, not --pstates"
     );
-    anyhow::ensure!(
-        args.target_ms.is_finite() && args.target_ms > 0.0,
-        "--target-ms: must be a positive number"
-    );
     let (lo, hi) = args
         .rps
         .split_once(':')
@@ -196,10 +192,6 @@ pub(crate) fn eetl(args: EetlArgs) -> anyhow::Result<()> {
     anyhow::ensure!(
         args.margin >= 0.0 && args.margin < 0.5,
         "--margin: must be in [0, 0.5)"
-    );
-    anyhow::ensure!(
-        args.step_ms.is_finite() && args.step_ms > 0.0,
-        "--step-ms: must be positive"
     );
     let demand = DemandModel::new(Demand::parse(&args.demand)?, None)?;
     let work: Vec<f64> = demand
@@ -413,7 +405,7 @@ fn live_epochs(
         anyhow::ensure!(
             fits && zk <= 1.0 + 1e-9,
             "{where_}: epoch {} thresholds {:?} are not z · t* for this plan's t* = {:?}; \
-             run it with a plan from the same --demand, --cores and --target-ms",
+             run it with a plan from the same --demand, --cores and --target",
             k + 1,
             e.thresholds_ms,
             t_star

@@ -52,13 +52,13 @@ pub(crate) struct FmArgs {
     /// threads block (I/O, locks), as the paper's 24 on 15 cores did (§6.1).
     #[arg(long, value_parser = bounds::POSITIVE)]
     target_parallelism: Option<f64>,
-    /// The interval grid step in ms. Default: 0.25, or the coarsest multiple of it that
-    /// keeps y within 150 grid points, as `tailor demo` plans (tailor_plan::FmDefaults).
-    #[arg(long, value_parser = bounds::MS)]
+    /// The interval grid step, e.g. 0.25ms. Default: 0.25ms, or the coarsest multiple of
+    /// it that keeps y within 150 grid points, as `tailor demo` plans.
+    #[arg(long = "step", value_name = "DURATION", value_parser = bounds::TIME)]
     step_ms: Option<f64>,
-    /// y: the largest interval in ms (a multiple of the step). Default: the profile's
-    /// longest t1, rounded up to the grid (the FM paper's choice, §4.1).
-    #[arg(long, value_parser = bounds::MS0)]
+    /// y: the largest interval (a multiple of the step). Default: the profile's longest
+    /// t1, rounded up to the grid (the FM paper's choice, §4.1).
+    #[arg(long = "max-interval", value_name = "DURATION", value_parser = bounds::TIME0)]
     max_interval_ms: Option<f64>,
     /// beta: the percentile to minimize, in percent (99) or as a fraction (0.99).
     /// Default: 99.
@@ -82,10 +82,11 @@ pub(crate) struct FmArgs {
     method: Method,
     /// d: plan in Theorem 1's own form (FM paper §3.2, Appendix A): at each load, the
     /// least resource usage (mean thread-time) among schedules whose predicted
-    /// --percentile latency is at most d ms; loads where none is keep the least tail.
+    /// --percentile latency is at most d (e.g. 20ms); loads where none is keep the least
+    /// tail.
     /// Short requests then stay sequential at low load. Runs the exhaustive search
     /// (docs/fm-planner.md, "A latency bound").
-    #[arg(long, value_name = "MS", value_parser = bounds::MS)]
+    #[arg(long = "latency-bound", value_name = "DURATION", value_parser = bounds::TIME)]
     latency_bound_ms: Option<f64>,
     /// How the parallelism model counts a request's wait v0.
     #[arg(long, value_enum, default_value_t = Waits::Running)]
@@ -107,7 +108,7 @@ pub(crate) struct FmArgs {
     /// up to --max-degree, skipping the rest (they get zero intervals in the table), so
     /// a high --max-degree costs the search as many intervals as the list has entries
     /// (docs/fm-planner.md, "A ladder of degrees"). Default: every degree, or without
-    /// --step-ms the doubling ladder 1,2,4,8,16 below --max-degree and --max-degree itself.
+    /// --step the doubling ladder 1,2,4,8,16 below --max-degree and --max-degree itself.
     #[arg(long, value_name = "DEGREES", value_parser = bounds::degrees, conflicts_with = "bins")]
     degrees: Option<bounds::Degrees>,
 }
@@ -176,7 +177,7 @@ pub(crate) fn fm(args: FmArgs) -> anyhow::Result<()> {
     if let Some(d) = args.latency_bound_ms {
         (exact, problem) = (exact.with_latency_bound(d), problem.with_latency_bound(d));
         if method == Method::Fast {
-            eprintln!("--latency-bound-ms: planning with the exhaustive search");
+            eprintln!("--latency-bound: planning with the exhaustive search");
             method = Method::Exhaustive;
         }
     }
@@ -239,7 +240,7 @@ pub(crate) fn fm(args: FmArgs) -> anyhow::Result<()> {
 }
 
 /// Whether the search steps through the default ladder when `--degrees` is not given:
-/// only on the profile's own grid (no `--step-ms`) and without `--bins`.
+/// only on the profile's own grid (no `--step`) and without `--bins`.
 fn ladder_by_default(args: &FmArgs) -> bool {
     args.step_ms.is_none() && args.bins.is_none()
 }
@@ -249,10 +250,10 @@ fn ladder_by_default(args: &FmArgs) -> bool {
 fn derived_flags(args: &FmArgs, d: &FmDefaults) -> Vec<String> {
     let mut flags = Vec::new();
     if args.step_ms.is_none() {
-        flags.push(format!("--step-ms {}", d.step_ms));
+        flags.push(format!("--step {}ms", d.step_ms));
     }
     if args.max_interval_ms.is_none() {
-        flags.push(format!("--max-interval-ms {}", d.max_interval_ms));
+        flags.push(format!("--max-interval {}ms", d.max_interval_ms));
     }
     if args.percentile.is_none() {
         flags.push(format!(

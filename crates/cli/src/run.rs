@@ -45,8 +45,8 @@ pub(crate) struct RunArgs {
     /// Table files for fm, adaptive and tail-control; repeat to give several.
     #[arg(long = "table")]
     tables: Vec<PathArg>,
-    /// Latency target in ms: the summary adds the fraction of requests above it.
-    #[arg(long, value_parser = bounds::MS)]
+    /// Latency target, e.g. 50ms: the summary adds the fraction of requests above it.
+    #[arg(long = "target", value_name = "DURATION", value_parser = bounds::TIME)]
     target_ms: Option<f64>,
     /// ARRIVALS: poisson, lognormal:SD_MS, trace:PATH, phases:RPS*COUNT,...
     #[arg(long, default_value = "poisson")]
@@ -64,22 +64,23 @@ pub(crate) struct RunArgs {
     /// With --pstates: how static power follows the P-state, voltage, fixed or busy:W.
     #[arg(long, default_value = "voltage", requires = "pstates")]
     static_power: String,
-    /// Heterogeneous cores: the slow-core emulators' duty-cycle period in us (0: no
+    /// Heterogeneous cores: the slow-core emulators' duty-cycle period (0s: no
     /// emulation).
-    #[arg(long, default_value_t = 250)]
-    emulation_period_us: u64,
+    #[arg(long = "emulation-period", value_name = "DURATION", default_value = "250us", value_parser = bounds::SHORT0)]
+    emulation_period_ms: f64,
     /// Heterogeneous cores: the time each period costs other threads beyond the
     /// emulator's share, given back by the emulator (`tailor emulate` measures it).
-    #[arg(long, default_value_t = 10.0)]
-    emulation_loss_us: f64,
+    #[arg(long = "emulation-loss", value_name = "DURATION", default_value = "10us", value_parser = bounds::SHORT0)]
+    emulation_loss_ms: f64,
     /// With --policy eetl:T and its plan: hold the thresholds open loop at z·t*, z from
     /// the identification schedule seeded by --seed (each level held two epochs of the
     /// plan's window), instead of controlling them. The summary's epochs then identify
     /// the live plant: `tailor plan eetl --live-runs`.
     #[arg(long)]
     open_loop: bool,
-    /// Self-scheduling quantum in ms (default: the FM table's step when one is given, else 5).
-    #[arg(long, value_parser = bounds::QUANTUM_MS)]
+    /// Self-scheduling quantum, e.g. 5ms (default: the FM table's step when one is given,
+    /// else 5ms).
+    #[arg(long = "quantum", value_name = "DURATION", value_parser = bounds::QUANTUM)]
     quantum_ms: Option<f64>,
     /// Tail-control on the work-stealing executor: how a marked request dissolves.
     /// `prompt`: the workers that stole parts of it hand them back to its root worker
@@ -180,10 +181,6 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
     let hetero_policy = hetero_policy.or(dvfs.as_ref().map(|_| tailor_core::HeteroPolicy::Ee));
     let hetero = match (hetero_policy, &core_set) {
         (Some(p), Some(cores)) => {
-            anyhow::ensure!(
-                args.emulation_loss_us.is_finite() && args.emulation_loss_us >= 0.0,
-                "--emulation-loss-us: must be zero or positive"
-            );
             let open_loop = match (&p, args.open_loop) {
                 (_, false) => None,
                 (_, true) if dvfs.is_some() => {
@@ -208,10 +205,10 @@ pub(crate) fn run(args: RunArgs) -> anyhow::Result<()> {
             Some(HeteroLive {
                 cores: cores.clone(),
                 policy: p,
-                emulation: (args.emulation_period_us > 0).then(|| {
+                emulation: (args.emulation_period_ms > 0.0).then(|| {
                     (
-                        Duration::from_micros(args.emulation_period_us),
-                        Duration::from_secs_f64(args.emulation_loss_us * 1e-6),
+                        Duration::from_secs_f64(args.emulation_period_ms / 1000.0),
+                        Duration::from_secs_f64(args.emulation_loss_ms / 1000.0),
                     )
                 }),
                 open_loop,

@@ -37,9 +37,10 @@ pub(crate) struct ServeArgs {
     /// Cores the policy plans for (default: the machine's).
     #[arg(long, value_parser = bounds::THREADS)]
     cores: Option<usize>,
-    /// Self-scheduling quantum in ms (default: the FM table's step when one is given, else 5).
-    #[arg(long, value_parser = bounds::QUANTUM_MS)]
-    quantum_ms: Option<f64>,
+    /// Self-scheduling quantum, e.g. 5ms (default: the FM table's step when one is given,
+    /// else 5ms).
+    #[arg(long, value_name = "DURATION", value_parser = bounds::QUANTUM)]
+    quantum: Option<f64>,
     /// Worker threads for policies with a pool, all but FM (default: one per core).
     #[arg(long, value_parser = bounds::THREADS)]
     workers: Option<usize>,
@@ -55,34 +56,22 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = 65536, value_parser = bounds::BODY_BYTES)]
     max_body_bytes: usize,
     /// How long accepted requests may run after SIGINT or SIGTERM before the rest are
-    /// cancelled (each still gets an answer, 503) [default: 10s].
-    #[arg(long, value_parser = bounds::duration0, conflicts_with = "drain_s")]
-    drain: Option<Duration>,
-    /// --drain in seconds (an older spelling, kept for one release).
-    #[arg(long, value_parser = bounds::old_seconds0, hide = true)]
-    drain_s: Option<Duration>,
+    /// cancelled (each still gets an answer, 503).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = bounds::duration0)]
+    drain: Duration,
     /// How long a request may take from its head's arrival to its answer (body, wait and
-    /// work); past it the request is cancelled and answered 504 [default: 60s].
-    #[arg(long, value_parser = bounds::duration, conflicts_with = "request_timeout_s")]
-    request_timeout: Option<Duration>,
-    /// --request-timeout in seconds (an older spelling, kept for one release).
-    #[arg(long, value_parser = bounds::old_seconds, hide = true)]
-    request_timeout_s: Option<Duration>,
+    /// work); past it the request is cancelled and answered 504.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = bounds::duration)]
+    request_timeout: Duration,
     /// How long a request body may send nothing before it is given up (408) and its
-    /// connection closed [default: 5s].
-    #[arg(long, value_parser = bounds::duration, conflicts_with = "body_timeout_s")]
-    body_timeout: Option<Duration>,
-    /// --body-timeout in seconds (an older spelling, kept for one release).
-    #[arg(long, value_parser = bounds::old_seconds, hide = true)]
-    body_timeout_s: Option<Duration>,
+    /// connection closed.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = bounds::duration)]
+    body_timeout: Duration,
     /// How long a request head may take to arrive, from the connection's opening, before
     /// it is answered 408 and the connection closed (a kept-alive connection idle this
-    /// long is closed) [default: 10s].
-    #[arg(long, value_parser = bounds::duration, conflicts_with = "header_timeout_s")]
-    header_timeout: Option<Duration>,
-    /// --header-timeout in seconds (an older spelling, kept for one release).
-    #[arg(long, value_parser = bounds::old_seconds, hide = true)]
-    header_timeout_s: Option<Duration>,
+    /// long is closed).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = bounds::duration)]
+    header_timeout: Duration,
     /// Seed of the work drawn for /work requests without a body (the same seed gives
     /// `tailor run` the same works, in arrival order).
     #[arg(long, default_value_t = 1)]
@@ -100,10 +89,10 @@ pub(crate) struct ServeArgs {
     /// nothing).
     #[arg(long, default_value_t = tailor_runtime::DEFAULT_PROFILE_WINDOW, value_parser = bounds::COUNT0)]
     profile_window: usize,
-    /// Upper bounds of /metrics' latency and queue-wait histogram buckets, in ms,
-    /// increasing (default: 1, 2 and 5 per decade from 0.1 ms to 10 s).
-    #[arg(long, value_name = "MS,MS,...", value_parser = parse_buckets_ms)]
-    latency_buckets_ms: Option<Buckets>,
+    /// Upper bounds of /metrics' latency and queue-wait histogram buckets, increasing,
+    /// e.g. 1ms,10ms,100ms,1s (default: 1, 2 and 5 per decade from 100us to 10s).
+    #[arg(long, value_name = "DURATION,...", value_parser = parse_buckets)]
+    latency_buckets: Option<Buckets>,
     /// FM only: re-plan the table from the served requests (the --profile-window last
     /// ones) this often, e.g. 10s or 1m, off the request path; a new table swaps in only
     /// if it simulates no worse than the one in use (docs/cli.md, "Re-planning").
@@ -120,14 +109,13 @@ pub(crate) struct ServeArgs {
 #[derive(Debug, Clone)]
 pub(crate) struct Buckets(Vec<f64>);
 
-fn parse_buckets_ms(text: &str) -> Result<Buckets, String> {
+fn parse_buckets(text: &str) -> Result<Buckets, String> {
     let bounds = text
         .split(',')
         .map(|b| {
-            b.trim()
-                .parse::<f64>()
-                .map(|ms| ms / 1000.0)
-                .map_err(|_| format!("{:?} is not a number of ms", bounds::clip(b)))
+            crate::concepts::parse_time(b)
+                .map(|d| d.as_secs_f64())
+                .map_err(|e| format!("{:?}: {e}", bounds::clip(b)))
         })
         .collect::<Result<Vec<f64>, String>>()?;
     tailor_server::check_buckets(&bounds)?;
@@ -136,12 +124,8 @@ fn parse_buckets_ms(text: &str) -> Result<Buckets, String> {
 
 /// A re-planning period: a humantime duration (`10s`, `1m 30s`) of at least 100 ms.
 fn parse_period(text: &str) -> Result<Duration, String> {
-    let d = humantime::parse_duration(text).map_err(|e| {
-        format!(
-            "{:?}: {e} (expected a duration such as 10s or 1m)",
-            bounds::clip(text)
-        )
-    })?;
+    let d =
+        crate::concepts::parse_time(text).map_err(|e| format!("{:?}: {e}", bounds::clip(text)))?;
     if d < Duration::from_millis(100) || d > Duration::from_secs(86_400) {
         return Err(format!(
             "{:?}: expected a period from 100ms to 24h",
@@ -212,7 +196,7 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         },
     };
     let mut rc = RuntimeConfig::new(cores, policy.clone());
-    rc.quantum_ms = bounds::quantum_ms(args.quantum_ms, &tables);
+    rc.quantum_ms = bounds::quantum_ms(args.quantum, &tables);
     rc.workers = args.workers;
     rc.queue_bound = args.queue_bound;
     rc.profile_window = args.profile_window;
@@ -238,27 +222,15 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let config = ServeConfig {
         max_body_bytes: args.max_body_bytes,
         max_connections: args.max_connections,
-        drain: bounds::either(args.drain, args.drain_s, Duration::from_secs(10)),
-        request_timeout: bounds::either(
-            args.request_timeout,
-            args.request_timeout_s,
-            Duration::from_secs(60),
-        ),
-        body_timeout: bounds::either(
-            args.body_timeout,
-            args.body_timeout_s,
-            Duration::from_secs(5),
-        ),
-        header_timeout: bounds::either(
-            args.header_timeout,
-            args.header_timeout_s,
-            Duration::from_secs(10),
-        ),
+        drain: args.drain,
+        request_timeout: args.request_timeout,
+        body_timeout: args.body_timeout,
+        header_timeout: args.header_timeout,
         shard: args
             .search
             .shard()
             .map(|s| format!("{}/{}", s.index, s.count)),
-        latency_buckets_s: args.latency_buckets_ms.map_or_else(
+        latency_buckets_s: args.latency_buckets.map_or_else(
             || tailor_server::DEFAULT_LATENCY_BUCKETS_S.to_vec(),
             |b| b.0,
         ),

@@ -94,11 +94,11 @@ pub(crate) struct SimulateArgs {
     /// tail-control (`tailor plan tail-control`); repeat to give several.
     #[arg(long = "table")]
     tables: Vec<PathArg>,
-    /// Self-scheduling quantum in ms.
-    #[arg(long, default_value_t = 5.0, value_parser = bounds::QUANTUM_MS)]
+    /// Self-scheduling quantum.
+    #[arg(long = "quantum", value_name = "DURATION", default_value = "5ms", value_parser = bounds::QUANTUM)]
     quantum_ms: f64,
-    /// Latency target in ms: the summary adds the fraction of requests above it.
-    #[arg(long, value_parser = bounds::MS)]
+    /// Latency target, e.g. 50ms: the summary adds the fraction of requests above it.
+    #[arg(long = "target", value_name = "DURATION", value_parser = bounds::TIME)]
     target_ms: Option<f64>,
     /// Requests left out of the statistics at the start (default: 5%).
     #[arg(long, value_parser = bounds::COUNT0)]
@@ -134,9 +134,9 @@ pub(crate) struct SimulateArgs {
     /// Output format (default: json for a single run, table for a sweep).
     #[arg(long, value_enum)]
     format: Option<SummaryFormat>,
-    /// Work-stealing policies: the grain of a request's parallel-for in ms (the
-    /// synthetic workload's units are 0.25 ms).
-    #[arg(long, default_value_t = 0.25, value_parser = bounds::MS)]
+    /// Work-stealing policies: the grain of a request's parallel-for (the synthetic
+    /// workload's units are 0.25ms).
+    #[arg(long = "unit-time", value_name = "DURATION", default_value = "0.25ms", value_parser = bounds::TIME)]
     unit_ms: f64,
     /// Tail-control: how a marked request's parallelism dissolves. `prompt` (the paper's
     /// §4.1 model): every core but one leaves it at once, handing its range back;
@@ -144,14 +144,14 @@ pub(crate) struct SimulateArgs {
     /// end.
     #[arg(long, default_value = "prompt", value_parser = parse_dissolve)]
     dissolve: Dissolve,
-    /// Work-stealing policies: model sleeping cores, which take this long (ms) to wake
-    /// once work appears (the executor's condition-variable wake-up; measure it with
+    /// Work-stealing policies: model sleeping cores, which take this long to wake (e.g.
+    /// 0.05ms) once work appears (the executor's condition-variable wake-up; measure it with
     /// `scripts/reproduce-tc.py calibrate`). Default: idle cores never sleep.
-    #[arg(long, value_parser = bounds::MS0)]
+    #[arg(long = "wake", value_name = "DURATION", value_parser = bounds::TIME0)]
     wake_ms: Option<f64>,
-    /// With `--wake-ms`: how long an idle core spins before it sleeps (ms); the executor
-    /// spins and yields for about 0.05 ms.
-    #[arg(long, default_value_t = 0.05, value_parser = bounds::MS0, requires = "wake_ms")]
+    /// With `--wake`: how long an idle core spins before it sleeps; the executor spins
+    /// and yields for about 0.05ms.
+    #[arg(long = "spin", value_name = "DURATION", default_value = "0.05ms", value_parser = bounds::TIME0, requires = "wake_ms")]
     spin_ms: f64,
     /// Work-stealing policies: replay a host's work speed over time, a CSV of
     /// `start_ms,work_scale` as `tailor run --speed-trace` writes it (a core drains
@@ -218,11 +218,6 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
         .iter()
         .map(|p| AnyPolicy::parse(p, &tables))
         .collect::<Result<Vec<_>, _>>()?;
-    anyhow::ensure!(
-        args.unit_ms.is_finite() && args.unit_ms >= 0.0,
-        "--unit-ms: must be zero or positive, found {}",
-        args.unit_ms
-    );
     let speed = args
         .speed_trace
         .as_deref()
@@ -261,7 +256,7 @@ pub(crate) fn run(args: SimulateArgs) -> anyhow::Result<()> {
             );
         }
         for (flag, given) in [
-            ("--wake-ms", args.wake_ms.is_some()),
+            ("--wake", args.wake_ms.is_some()),
             ("--speed-trace", args.speed_trace.is_some()),
             ("--joins held", args.joins == JoinsArg::Held),
             (

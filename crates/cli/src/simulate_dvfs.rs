@@ -14,14 +14,13 @@ pub(crate) struct DvfsArgs {
     /// tl-dvfs, s2f-dvfs:T1[:T2...], pegasus:T, schedutil, max); --cores is then a count.
     #[arg(long)]
     pub(crate) pstates: Option<String>,
-    /// How long a P-state change takes, µs; the core runs at the slower speed meanwhile.
-    #[arg(long, default_value_t = DEFAULT_TRANSITION_MS * 1000.0, value_parser = bounds::US0,
-          requires = "pstates")]
-    transition_us: f64,
-    /// schedutil's least time between changes, µs (intel_pstate's default).
-    #[arg(long, default_value_t = tailor_core::SCHEDUTIL_RATE_LIMIT_MS * 1000.0,
-          value_parser = bounds::US0, requires = "pstates")]
-    rate_limit_us: f64,
+    /// How long a P-state change takes; the core runs at the slower speed meanwhile
+    /// [default: 20us].
+    #[arg(long = "transition", value_name = "DURATION", value_parser = bounds::SHORT0, requires = "pstates")]
+    transition_ms: Option<f64>,
+    /// schedutil's least time between changes (intel_pstate's default) [default: 500us].
+    #[arg(long = "rate-limit", value_name = "DURATION", value_parser = bounds::SHORT0, requires = "pstates")]
+    rate_limit_ms: Option<f64>,
     /// How a busy core's share of static power follows its P-state: `voltage` (scaled by
     /// speed over the top's, as leakage falls with voltage), `fixed` (the same in every
     /// state, as every core type's on asymmetric cores) or `busy:W` (W per busy core,
@@ -57,8 +56,10 @@ impl DvfsArgs {
             base,
             cores: chip.clone(),
             policy: policy.clone(),
-            transition_ms: self.transition_us / 1000.0,
-            rate_limit_ms: self.rate_limit_us / 1000.0,
+            transition_ms: self.transition_ms.unwrap_or(DEFAULT_TRANSITION_MS),
+            rate_limit_ms: self
+                .rate_limit_ms
+                .unwrap_or(tailor_core::SCHEDUTIL_RATE_LIMIT_MS),
             open_loop: None,
         }
     }

@@ -38,11 +38,8 @@ pub(crate) struct FanoutArgs {
     /// Hedging: the length of a period of each shard's latency histogram; hedges use the
     /// previous period's percentile once it has 100 latencies, as `tailor fanout` does
     /// [default: 5s].
-    #[arg(long, value_parser = bounds::duration, requires = "shards", conflicts_with = "hedge_period_s")]
+    #[arg(long, value_name = "DURATION", value_parser = bounds::duration, requires = "shards")]
     hedge_period: Option<std::time::Duration>,
-    /// --hedge-period in seconds (an older spelling, kept for one release).
-    #[arg(long, value_parser = bounds::old_seconds, requires = "shards", hide = true)]
-    hedge_period_s: Option<std::time::Duration>,
 }
 
 /// `--select`.
@@ -69,13 +66,11 @@ impl FanoutArgs {
         let mut cfg = FanoutConfig::new(server, shards, self.replicas);
         cfg.reissue = self.reissue;
         cfg.noise = self.noise;
-        cfg.hedge_period_ms = 1000.0
-            * bounds::either(
-                self.hedge_period,
-                self.hedge_period_s,
-                std::time::Duration::from_secs_f64(tailor_sim::DEFAULT_HEDGE_PERIOD_MS / 1000.0),
-            )
-            .as_secs_f64();
+        cfg.hedge_period_ms = self
+            .hedge_period
+            .map_or(tailor_sim::DEFAULT_HEDGE_PERIOD_MS, |d| {
+                1000.0 * d.as_secs_f64()
+            });
         cfg.select = match self.select {
             Pick::Random => Select::Random,
             Pick::LeastLoaded => Select::LeastLoaded,

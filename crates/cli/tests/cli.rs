@@ -159,7 +159,7 @@ fn plan_fm_takes_its_grid_and_loads_from_the_profile_when_not_given() {
         .unwrap_or_else(|| panic!("no derived flags named: {err}"));
     assert_eq!(
         line,
-        "--step-ms 0.25 --max-interval-ms 12 --percentile 99 --max-load 4 --degrees 1,2"
+        "--step 0.25ms --max-interval 12ms --percentile 99 --max-load 4 --degrees 1,2"
     );
     let table: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(table["step_ms"], 0.25);

@@ -221,5 +221,10 @@ fn plans_and_policies_must_match_their_cores() {
         "--transition-us=-3",
     ]);
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("--transition-us"));
+    // The older spelling is read as --transition -3us, which the error names.
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("--transition -3us") && err.contains("with its unit"),
+        "{err}"
+    );
 }

@@ -80,3 +80,59 @@ fn bash_loads_the_completions_and_man_renders_the_page() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// One simulation, spelled `older` or `today`, its JSON summary.
+fn simulated(spelling: &[&str]) -> String {
+    let mut args = vec![
+        "simulate",
+        "--cores",
+        "2",
+        "--policy",
+        "steal-first",
+        "--demand",
+        "lognormal:8:8",
+        "--rps",
+        "100",
+        "--requests",
+        "400",
+    ];
+    args.extend(spelling);
+    let out = tailor(&args, "100");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{args:?}: {err}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn older_unit_named_spellings_run_as_todays() {
+    let today = simulated(&[
+        "--target",
+        "20ms",
+        "--unit-time",
+        "500us",
+        "--wake",
+        "0.1ms",
+        "--spin",
+        "0.02ms",
+    ]);
+    let older = simulated(&[
+        "--target-ms",
+        "20",
+        "--unit-ms=0.5",
+        "--wake-ms",
+        "0.1",
+        "--spin-ms",
+        "0.02",
+    ]);
+    assert_eq!(today, older);
+    // The values reach the run: another grain and target give another summary.
+    let other = simulated(&["--target", "5ms", "--unit-time", "1ms"]);
+    assert_ne!(today, other);
+    // Today's flags want the unit.
+    let out = tailor(&["simulate", "--target", "20"], "100");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--target 20") && err.contains("with its unit"),
+        "{err}"
+    );
+}

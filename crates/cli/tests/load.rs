@@ -146,7 +146,7 @@ fn json_summaries_count_requests_and_bad_input_is_refused() {
         ),
         (
             vec!["load", "-R", "10", "-d", "soon", "http://127.0.0.1:1/"],
-            "10s",
+            "with its unit",
         ),
         (
             vec!["load", "-R", "10", "http://127.0.0.1:1/"],
