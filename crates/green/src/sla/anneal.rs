@@ -19,7 +19,11 @@
 //!   searched longer (the appendix gives no budget);
 //! - only jobs in a pool of at most [`SlaConfig::sa_job_limit`] (30 in §A.5.2) are
 //!   moved; the pool is drawn at random from the three sets, the new job always in it.
-//!   With no limit every active job may be moved (the appendix's SA-All).
+//!   With no limit every active job may be moved (the appendix's SA-All, which
+//!   "reschedules all active jobs", §A.5.2): the jobs in no set then form a fourth set,
+//!   and each move takes one of them too. Without it SA-All would draw from the same
+//!   three sets as SA and differ only in its number of moves (our reading; the appendix
+//!   says no more).
 //!
 //! The best schedule seen is the result. The caller decides what to do with it: for an
 //! arrival, keep it only if it raises the predicted profit, else reject the job and
@@ -93,7 +97,7 @@ impl Annealer {
         let cooling = FINAL_TEMPERATURE.powf(1.0 / moves.saturating_sub(1).max(1) as f64);
         let mut temperature = cfg.sa_temperature;
         for _ in 0..moves {
-            let chosen = self.pick(schedule, &view, &pool, now);
+            let chosen = self.pick(schedule, &view, &pool, now, cfg.sa_job_limit.is_none());
             let before: Vec<(usize, Plan)> = chosen
                 .iter()
                 .map(|&j| (j, schedule.jobs[j].plan.clone()))
@@ -160,26 +164,22 @@ impl Annealer {
         candidates
     }
 
-    /// One random job from each non-empty set, within the pool; a random pool job if
-    /// every set is empty.
+    /// One random job from each non-empty set, within the pool, and with `rest` one of
+    /// the pool's jobs in no set (SA-All); a random pool job if every set is empty.
     fn pick(
         &mut self,
         schedule: &Schedule,
         view: &Outlook,
         pool: &[usize],
         now: usize,
+        rest: bool,
     ) -> Vec<usize> {
-        let mut sets: [Vec<usize>; 3] = Default::default();
-        for (i, &j) in view.active.iter().enumerate() {
-            if pool.binary_search(&j).is_err() {
-                continue;
-            }
-            for (k, member) in membership(schedule, view, i, now).into_iter().enumerate() {
-                if member {
-                    sets[k].push(j);
-                }
-            }
-        }
+        let members = view
+            .active
+            .iter()
+            .enumerate()
+            .map(|(i, &j)| (j, membership(schedule, view, i, now)));
+        let sets = job_sets(members, pool, rest);
         let mut chosen: Vec<usize> = sets
             .iter()
             .filter(|s| !s.is_empty())
@@ -255,6 +255,30 @@ fn membership(schedule: &Schedule, view: &Outlook, i: usize, now: usize) -> [boo
     ]
 }
 
+/// The pool's jobs in each set, from each active job's membership: unmet, extra,
+/// migration, and with `rest` the jobs in none of them (SA-All's fourth set).
+fn job_sets(
+    members: impl IntoIterator<Item = (usize, [bool; 3])>,
+    pool: &[usize],
+    rest: bool,
+) -> [Vec<usize>; 4] {
+    let mut sets: [Vec<usize>; 4] = Default::default();
+    for (j, member) in members {
+        if pool.binary_search(&j).is_err() {
+            continue;
+        }
+        for (k, &m) in member.iter().enumerate() {
+            if m {
+                sets[k].push(j);
+            }
+        }
+        if rest && !member.iter().any(|&m| m) {
+            sets[3].push(j);
+        }
+    }
+    sets
+}
+
 fn in_a_set(schedule: &Schedule, view: &Outlook, i: usize, now: usize) -> bool {
     membership(schedule, view, i, now).into_iter().any(|m| m)
 }
@@ -278,4 +302,25 @@ pub(crate) fn set_plans<'p>(
 /// Puts back the plans in `before`.
 fn restore(schedule: &mut Schedule, before: &[(usize, Plan)], now: usize) {
     set_plans(schedule, before.iter().map(|(j, p)| (*j, p)), now);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::job_sets;
+
+    #[test]
+    fn sa_all_also_draws_the_jobs_in_no_set() {
+        // Job 0 unmet, 1 extra and migrating, 2 in no set, 3 in no set and out of the pool.
+        let members = [
+            (0, [true, false, false]),
+            (1, [false, true, true]),
+            (2, [false, false, false]),
+            (3, [false, false, false]),
+        ];
+        let pool = [0, 1, 2];
+        let sa = job_sets(members, &pool, false);
+        assert_eq!(sa, [vec![0], vec![1], vec![1], vec![]]);
+        let sa_all = job_sets(members, &pool, true);
+        assert_eq!(sa_all, [vec![0], vec![1], vec![1], vec![2]]);
+    }
 }
