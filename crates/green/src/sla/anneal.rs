@@ -42,8 +42,8 @@ use super::SlaConfig;
 
 /// A job plans too many migrations when they exceed this many per VM. Picked by hand.
 pub(crate) const MIGRATION_THRESHOLD: u64 = 1;
-/// The last move's temperature as a fraction of the first. Picked by hand (0.85 per
-/// move over 24 moves) so that the last moves are taken only when nearly free.
+/// The last move's temperature as a fraction of the first. Picked by hand so that the
+/// last moves are taken only when nearly free.
 pub(crate) const FINAL_TEMPERATURE: f64 = 0.02;
 
 /// SA's state between runs: its random stream.
