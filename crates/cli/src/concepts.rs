@@ -16,27 +16,35 @@ const WITH_UNIT: &str = "a duration with its unit, such as 250us, 5ms, 1.5s or 2
 /// `2h`; `µs` for `us` too), or humantime's compound forms (`1m 30s`). A bare number has
 /// no unit and is refused.
 pub(crate) fn parse_time(text: &str) -> Result<Duration, String> {
+    parse_ms(text).map(|ms| Duration::from_secs_f64(ms / 1000.0))
+}
+
+/// [`parse_time`] in milliseconds, read straight from the decimal (`33.3ms` is 33.3, not
+/// the nearest whole nanosecond), so that a value reaches the summaries as it was given.
+pub(crate) fn parse_ms(text: &str) -> Result<f64, String> {
     let text = text.trim();
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let seconds_per = match unit.trim() {
-        "ns" => Some(1e-9),
-        "us" | "µs" => Some(1e-6),
-        "ms" => Some(1e-3),
-        "s" => Some(1.0),
-        "m" | "min" => Some(60.0),
-        "h" => Some(3600.0),
+    let ms_per = match unit.trim() {
+        "ns" => Some(1e-6),
+        "us" | "µs" => Some(1e-3),
+        "ms" => Some(1.0),
+        "s" => Some(1e3),
+        "m" | "min" => Some(6e4),
+        "h" => Some(3.6e6),
         _ => None,
     };
-    if let (Some(per), Ok(x)) = (seconds_per, number.parse::<f64>()) {
-        let seconds = x * per;
-        if seconds.is_finite() && seconds <= 1e9 {
-            return Ok(Duration::from_secs_f64(seconds));
+    if let (Some(per), Ok(x)) = (ms_per, number.parse::<f64>()) {
+        let ms = x * per;
+        if ms.is_finite() && ms <= 1e12 {
+            return Ok(ms);
         }
     }
-    humantime::parse_duration(text).map_err(|_| format!("expected {WITH_UNIT}"))
+    humantime::parse_duration(text)
+        .map(|d| d.as_secs_f64() * 1000.0)
+        .map_err(|_| format!("expected {WITH_UNIT}"))
 }
 
 /// A duration with its unit, above zero and at most a day: the value parser of the
@@ -130,7 +138,7 @@ impl Time {
 
     /// Reads one value into ms.
     fn read(&self, text: &str) -> Option<f64> {
-        let ms = parse_time(text).ok()?.as_secs_f64() * 1000.0;
+        let ms = parse_ms(text).ok()?;
         self.accepts(ms).then_some(ms)
     }
 }
@@ -291,6 +299,11 @@ mod tests {
         assert!(TIME.read("0ms").is_none() && TIME0.read("0ms") == Some(0.0));
         assert!(TIME.read("2h").is_none() && TIME.read("1h") == Some(3_600_000.0));
         assert_eq!(SHORT0.read("20us"), Some(0.02));
+        assert_eq!(
+            TIME.read("33.3ms"),
+            Some(33.3),
+            "no detour through nanoseconds"
+        );
         assert!(duration("0s").is_err() && duration0("0s").is_ok());
         assert!(duration("25h").is_err());
     }

@@ -105,7 +105,7 @@ pub(crate) struct ServeArgs {
     search: SearchArgs,
 }
 
-/// Histogram bucket bounds in seconds, from `--latency-buckets-ms`.
+/// Histogram bucket bounds in seconds, from `--latency-buckets`.
 #[derive(Debug, Clone)]
 pub(crate) struct Buckets(Vec<f64>);
 

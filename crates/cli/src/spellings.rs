@@ -79,7 +79,16 @@ pub(crate) fn modernize(args: impl IntoIterator<Item = OsString>) -> Vec<OsStrin
             }
             None => {
                 out.push(format!("--{new}").into());
-                out.extend(args.next().map(|value| with_unit(value, unit)));
+                match args.next() {
+                    // A missing value: leave `--` for what follows it.
+                    Some(value) if value == "--" => {
+                        out.push(value);
+                        out.extend(args);
+                        break;
+                    }
+                    Some(value) => out.push(with_unit(value, unit)),
+                    None => {}
+                }
             }
         }
     }
@@ -91,12 +100,18 @@ fn with_unit(value: OsString, unit: &str) -> OsString {
     let Some(text) = value.to_str() else {
         return value;
     };
-    let bare = |part: &str| part.trim().parse::<f64>().is_ok_and(f64::is_finite);
-    if !text.split(',').all(bare) {
+    // The older flags took any number Rust reads (`1e3`, `+5`); written plainly (`1000`,
+    // `5`) it takes the unit.
+    let numbers: Option<Vec<f64>> = text
+        .split(',')
+        .map(|part| part.trim().parse::<f64>().ok().filter(|x| x.is_finite()))
+        .collect();
+    let Some(numbers) = numbers else {
         return value;
-    }
-    text.split(',')
-        .map(|part| format!("{}{unit}", part.trim()))
+    };
+    numbers
+        .iter()
+        .map(|x| format!("{x}{unit}"))
         .collect::<Vec<_>>()
         .join(",")
         .into()
@@ -132,6 +147,22 @@ mod tests {
         assert_eq!(
             rewrite(&["tailor", "serve", "--drain-s", "0"]),
             ["tailor", "serve", "--drain", "0s"]
+        );
+        // Any number the older flag read, written plainly.
+        assert_eq!(
+            rewrite(&[
+                "tailor",
+                "run",
+                "--target-ms",
+                "1e3",
+                "--quantum-ms",
+                "+0.5"
+            ]),
+            ["tailor", "run", "--target", "1000ms", "--quantum", "0.5ms"]
+        );
+        assert_eq!(
+            rewrite(&["tailor", "run", "--wake-ms", "1e-5"]),
+            ["tailor", "run", "--wake", "0.00001ms"]
         );
     }
 

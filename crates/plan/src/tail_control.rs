@@ -148,7 +148,7 @@ pub fn plan_tail_control(
     }
     if !(p.target_ms.is_finite() && p.target_ms > 0.0) {
         return bad(format!(
-            "--target-ms {}: must be a positive number",
+            "--target {}: must be a positive number",
             p.target_ms
         ));
     }

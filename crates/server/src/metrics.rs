@@ -265,7 +265,7 @@ pub(crate) enum Rejection {
     ShuttingDown,
     /// Cancelled unfinished at the drain deadline (503).
     Cancelled,
-    /// Not answered within --request-timeout-s (504).
+    /// Not answered within --request-timeout (504).
     Deadline,
 }
 
@@ -352,7 +352,7 @@ impl HttpMetrics {
             "tailor_rejections",
             "Compute requests answered without their work, by reason: queue_full and \
              shutting_down (503 at submission), cancelled (503 at the drain deadline), \
-             deadline (504 past --request-timeout-s).",
+             deadline (504 past --request-timeout).",
             rejections.clone(),
         );
         let replans = Family::<Label, Counter>::default();

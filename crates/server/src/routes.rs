@@ -169,7 +169,7 @@ async fn count(
             Reject(
                 StatusCode::GATEWAY_TIMEOUT,
                 format!(
-                    "deadline: not answered within {} s (--request-timeout-s); the request was \
+                    "deadline: not answered within {} s (--request-timeout); the request was \
                  cancelled",
                     deadline.as_secs_f64()
                 ),
@@ -425,7 +425,7 @@ async fn work(
         if status == StatusCode::PAYLOAD_TOO_LARGE {
             Reject(status, format!("body: {why}"))
         } else {
-            // A body that stalled past --body-timeout-s, or broke off.
+            // A body that stalled past --body-timeout, or broke off.
             Reject(
                 StatusCode::REQUEST_TIMEOUT,
                 format!(

@@ -472,7 +472,7 @@ async fn overload_and_slow_shards_are_refused_with_a_reason() {
     let (status, body) = long.await.unwrap();
     assert_eq!(status, StatusCode::GATEWAY_TIMEOUT, "{body}");
     assert!(
-        body.contains("shard 0") && body.contains("--timeout-ms"),
+        body.contains("shard 0") && body.contains("--timeout"),
         "{body}"
     );
     // The replica's copy was cancelled, and the front end serves again.

@@ -135,7 +135,7 @@ impl SimConfig {
         }
         if !(self.quantum_ms.is_finite() && self.quantum_ms >= MIN_QUANTUM_MS) {
             return bad(
-                "--quantum-ms",
+                "--quantum",
                 format!(
                     "must be at least {MIN_QUANTUM_MS} ms (1 us), found {}",
                     self.quantum_ms
@@ -163,7 +163,7 @@ impl SimConfig {
         }
         if let Some(t) = self.target_ms {
             if !(t.is_finite() && t > 0.0) {
-                return bad("--target-ms", format!("must be positive, found {t}"));
+                return bad("--target", format!("must be positive, found {t}"));
             }
         }
         if self.warmup_count() >= self.request_count() {

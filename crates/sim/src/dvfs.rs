@@ -113,8 +113,8 @@ pub fn simulate_dvfs(cfg: &DvfsSimConfig) -> Result<SimOutput, SimError> {
     .validate()?;
     let bad = |name: &'static str, reason: String| SimError::BadArgument { name, reason };
     for (name, v) in [
-        ("--transition-us", cfg.transition_ms),
-        ("--rate-limit-us", cfg.rate_limit_ms),
+        ("--transition", cfg.transition_ms),
+        ("--rate-limit", cfg.rate_limit_ms),
     ] {
         if !(v.is_finite() && (0.0..=1000.0).contains(&v)) {
             return Err(bad(name, format!("must be 0 to 1 s, found {} us", v * 1e3)));

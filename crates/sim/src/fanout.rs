@@ -66,7 +66,7 @@ pub struct FanoutConfig {
     pub hedge_period_ms: f64,
 }
 
-/// Hedging's histogram period by default, as the live front end's `--hedge-period-s`.
+/// Hedging's histogram period by default, as the live front end's `--hedge-period`.
 pub const DEFAULT_HEDGE_PERIOD_MS: f64 = 5000.0;
 
 /// The most shards, and replicas per shard.
@@ -121,7 +121,7 @@ impl FanoutConfig {
         }
         if !(self.hedge_period_ms.is_finite() && self.hedge_period_ms > 0.0) {
             return bad(
-                "--hedge-period-s",
+                "--hedge-period",
                 format!("must be above 0, found {} ms", self.hedge_period_ms),
             );
         }

@@ -184,12 +184,12 @@ pub fn simulate_steal(cfg: &StealSimConfig) -> Result<SimOutput, SimError> {
     base.validate()?;
     if !(cfg.unit_ms.is_finite() && cfg.unit_ms >= 0.0) {
         return Err(SimError::BadArgument {
-            name: "--unit-ms",
+            name: "--unit-time",
             reason: format!("must be zero or positive, found {}", cfg.unit_ms),
         });
     }
     if let Some(sleep) = cfg.sleep {
-        for (name, value) in [("--spin-ms", sleep.spin_ms), ("--wake-ms", sleep.wake_ms)] {
+        for (name, value) in [("--spin", sleep.spin_ms), ("--wake", sleep.wake_ms)] {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(SimError::BadArgument {
                     name,

@@ -196,5 +196,5 @@ fn bad_settings_are_refused_with_the_flag() {
     })
     .unwrap_err()
     .to_string();
-    assert!(e.contains("--transition-us"), "{e}");
+    assert!(e.contains("--transition"), "{e}");
 }

@@ -86,7 +86,7 @@ pub enum PlanError {
     /// A parameter is out of its range.
     #[error("{name}: {reason}")]
     BadParameter {
-        /// The flag's name, e.g. `--step-ms`.
+        /// The flag's name, e.g. `--step`.
         name: &'static str,
         /// What is wrong and what is accepted.
         reason: String,
@@ -102,7 +102,7 @@ pub enum PlanError {
     /// Not even load 1 has a schedule within the target parallelism.
     #[error(
         "no schedule keeps the parallelism within --target-parallelism {target} even at load 1; \
-         raise the target or --max-interval-ms"
+         raise the target or --max-interval"
     )]
     NothingFeasible {
         /// The target parallelism.
@@ -111,7 +111,7 @@ pub enum PlanError {
     /// The grid is too large to search.
     #[error(
         "the search space has {schedules:.3e} schedules, more than the {limit:.0e} allowed; \
-         use a coarser --step-ms, a smaller --max-interval-ms or fewer degrees"
+         use a coarser --step, a smaller --max-interval or fewer degrees"
     )]
     TooLarge {
         /// Schedules in the grid.
@@ -282,13 +282,13 @@ impl FmProblem {
         }
         if !(params.step_ms.is_finite() && params.step_ms > 0.0) {
             return bad(
-                "--step-ms",
+                "--step",
                 format!("must be positive, found {}", params.step_ms),
             );
         }
         if !(params.max_interval_ms.is_finite() && params.max_interval_ms >= 0.0) {
             return bad(
-                "--max-interval-ms",
+                "--max-interval",
                 format!("must be zero or positive, found {}", params.max_interval_ms),
             );
         }
@@ -297,9 +297,9 @@ impl FmProblem {
             > 1e-9 * params.max_interval_ms.max(1.0)
         {
             return bad(
-                "--max-interval-ms",
+                "--max-interval",
                 format!(
-                    "{} is not a multiple of --step-ms {}",
+                    "{} ms is not a multiple of --step {} ms",
                     params.max_interval_ms, params.step_ms
                 ),
             );
@@ -315,9 +315,9 @@ impl FmProblem {
         }
         if steps > MAX_STEPS {
             return bad(
-                "--step-ms",
+                "--step",
                 format!(
-                    "--max-interval-ms / --step-ms is {steps}, more than {MAX_STEPS} grid steps; \
+                    "--max-interval / --step is {steps}, more than {MAX_STEPS} grid steps; \
                      use a coarser step"
                 ),
             );

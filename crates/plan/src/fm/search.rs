@@ -43,7 +43,7 @@ pub fn plan_fm(
 ) -> Result<IntervalTable, PlanError> {
     if problem.latency_bound_ms.is_some() {
         return Err(PlanError::BadParameter {
-            name: "--latency-bound-ms",
+            name: "--latency-bound",
             reason: "Theorem 1's form needs the exhaustive search (--method exhaustive)".into(),
         });
     }

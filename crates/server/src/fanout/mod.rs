@@ -343,15 +343,15 @@ fn check(config: &FanoutConfig) -> Result<(), FanoutError> {
         return bad("--max-inflight must be at least 1".into());
     }
     if config.timeout < Duration::from_millis(1) {
-        return bad("--timeout-ms must be at least 1".into());
+        return bad("--timeout must be at least 1ms".into());
     }
     if config.header_timeout < Duration::from_millis(1)
         || config.body_timeout < Duration::from_millis(1)
     {
-        return bad("--header-timeout-s and --body-timeout-s must be at least 0.001".into());
+        return bad("--header-timeout and --body-timeout must be at least 1ms".into());
     }
     if config.hedge_period < Duration::from_millis(1) {
-        return bad("--hedge-period-s must be at least 0.001".into());
+        return bad("--hedge-period must be at least 1ms".into());
     }
     if config.records && !config.cancel {
         return bad(

@@ -198,7 +198,7 @@ async fn gather(state: &Arc<State>, fanned: Fanned, received: Instant) -> Result
             return Err(Reject(
                 StatusCode::GATEWAY_TIMEOUT,
                 format!(
-                    "shard {} did not answer within {} ms (--timeout-ms); the query was cancelled",
+                    "shard {} did not answer within {} ms (--timeout); the query was cancelled",
                     missing.join(", "),
                     timeout.as_millis()
                 ),
