@@ -307,7 +307,7 @@ fn fanout_front_end_answers_reissues_and_logs() {
                 "--hedge-period-s",
                 "0.0000001",
             ],
-            "--hedge-period-s",
+            "--hedge-period must be at least 1ms",
         ),
     ] {
         let mut all = vec!["fanout", "--listen", "127.0.0.1:0"];

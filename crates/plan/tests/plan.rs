@@ -573,21 +573,21 @@ fn rejects_bad_parameters_by_name() {
                 step_ms: 0.0,
                 ..ok.clone()
             },
-            "--step-ms",
+            "--step",
         ),
         (
             FmParams {
                 max_interval_ms: 22.0,
                 ..ok.clone()
             },
-            "--max-interval-ms",
+            "--max-interval",
         ),
         (
             FmParams {
                 max_interval_ms: -5.0,
                 ..ok.clone()
             },
-            "--max-interval-ms",
+            "--max-interval",
         ),
         (
             FmParams {

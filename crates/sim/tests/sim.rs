@@ -540,14 +540,14 @@ fn impossible_settings_are_refused_with_the_reason() {
                 quantum_ms: 0.0,
                 ..base.clone()
             },
-            "--quantum-ms",
+            "--quantum",
         ),
         (
             SimConfig {
                 target_ms: Some(-1.0),
                 ..base.clone()
             },
-            "--target-ms",
+            "--target",
         ),
         (
             SimConfig {
@@ -716,7 +716,7 @@ fn settings_that_would_hang_or_exhaust_memory_are_refused() {
                 quantum_ms: 1e-18,
                 ..base.clone()
             },
-            "--quantum-ms",
+            "--quantum",
         ),
         (
             SimConfig {
