@@ -47,51 +47,43 @@ pub(crate) fn parse_ms(text: &str) -> Result<f64, String> {
         .map_err(|_| format!("expected {WITH_UNIT}"))
 }
 
-/// A duration with its unit, above zero and at most a day: the value parser of the
-/// duration flags that want a `Duration` (timeouts, periods).
-pub(crate) fn duration(text: &str) -> Result<Duration, String> {
+/// A duration with its unit, above zero (or zero when `zero`) and at most `max`, named
+/// `max_text` in the error.
+fn within(text: &str, zero: bool, max: Duration, max_text: &str) -> Result<Duration, String> {
     let found = || format!("found `{}`", clip(text));
     let d = parse_time(text).map_err(|e| format!("{e}; {}", found()))?;
-    if d.is_zero() || d > Duration::from_secs(86_400) {
+    if (d.is_zero() && !zero) || d > max {
+        let lo = if zero { "from zero" } else { "above zero" };
         return Err(format!(
-            "expected a duration above zero and at most a day (24h); {}",
+            "expected a duration {lo} and at most {max_text}; {}",
             found()
         ));
     }
     Ok(d)
+}
+
+const DAY: Duration = Duration::from_secs(86_400);
+const TEN_YEARS: Duration = Duration::from_secs(10 * 365 * 86_400);
+
+/// A duration with its unit, above zero and at most a day: the value parser of the
+/// duration flags that want a `Duration` (timeouts, periods).
+pub(crate) fn duration(text: &str) -> Result<Duration, String> {
+    within(text, false, DAY, "a day (24h)")
 }
 
 /// A duration with its unit, zero allowed (`0s`), at most a day.
 pub(crate) fn duration0(text: &str) -> Result<Duration, String> {
-    match parse_time(text) {
-        Ok(d) if d.is_zero() => Ok(d),
-        _ => duration(text),
-    }
+    within(text, true, DAY, "a day (24h)")
 }
 
-/// A duration with its unit over a trace's span (`48h`, `30d` as `720h`), zero allowed when
-/// `zero`, at most ten years.
-fn span(text: &str, zero: bool) -> Result<Duration, String> {
-    let found = || format!("found `{}`", clip(text));
-    let d = parse_time(text).map_err(|e| format!("{e}; {}", found()))?;
-    if (d.is_zero() && !zero) || d > Duration::from_secs(10 * 365 * 86_400) {
-        let lo = if zero { "from zero" } else { "above zero" };
-        return Err(format!(
-            "expected a duration {lo} and at most ten years; {}",
-            found()
-        ));
-    }
-    Ok(d)
-}
-
-/// A span of a trace, above zero, at most ten years.
+/// A span of a trace (`48h`, `720h`), above zero, at most ten years.
 pub(crate) fn trace_span(text: &str) -> Result<Duration, String> {
-    span(text, false)
+    within(text, false, TEN_YEARS, "ten years")
 }
 
 /// An offset into a trace, zero allowed, at most ten years.
 pub(crate) fn trace_offset(text: &str) -> Result<Duration, String> {
-    span(text, true)
+    within(text, true, TEN_YEARS, "ten years")
 }
 
 /// A duration flag read into milliseconds, in a range: `#[arg(long, value_parser =
