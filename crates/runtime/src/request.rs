@@ -196,16 +196,18 @@ pub(crate) trait Work: Send + Sync {
     /// Runs unit `i` and keeps its part; Err with the panic message if it panicked.
     fn run_unit(&self, i: usize) -> Result<(), String>;
     /// Merges the parts (unless the request failed) and resolves the handle with the
-    /// timing `timing` gives for the moment the result is ready, which it returns: the
-    /// merge is part of the request, so its latency ends after it. A merge that sees
-    /// `stop` turn true may end early, and the request resolves as cancelled. Also
-    /// returns the failure the handle resolved with, if any (a merge may add one).
+    /// timing `timing` gives for the moment the result is ready: the merge is part of
+    /// the request, so its latency ends after it. A merge that sees `stop` turn true may
+    /// end early, and the request resolves as cancelled. `record` gets the timing and the
+    /// failure the handle will resolve with, if any (a merge may add one), just before
+    /// the handle resolves, so a submitter that has its result also sees it counted.
     fn complete(
         &self,
         failure: Option<RequestError>,
         timing: &dyn Fn(Instant) -> Timing,
         stop: &dyn Fn() -> bool,
-    ) -> (Timing, Option<RequestError>);
+        record: &dyn Fn(&Timing, Option<&RequestError>),
+    );
     /// Whether its submitter cancelled it (see `Handle::cancel`).
     fn cancelled(&self) -> bool;
 }
@@ -259,11 +261,13 @@ impl<J: Job> Work for Request<J> {
         failure: Option<RequestError>,
         timing: &dyn Fn(Instant) -> Timing,
         stop: &dyn Fn() -> bool,
-    ) -> (Timing, Option<RequestError>) {
+        record: &dyn Fn(&Timing, Option<&RequestError>),
+    ) {
         if let Some(why) = failure {
             let timing = timing(Instant::now());
-            self.completer.complete(Err(why.clone()), Some(timing));
-            return (timing, Some(why));
+            record(&timing, Some(&why));
+            self.completer.complete(Err(why), Some(timing));
+            return;
         }
         let parts: Option<Vec<J::Part>> = self
             .parts
@@ -283,9 +287,8 @@ impl<J: Job> Work for Request<J> {
             .merge_ns
             .store(elapsed_ns(merging), Ordering::Release);
         let timing = timing(Instant::now());
-        let failure = result.as_ref().err().cloned();
+        record(&timing, result.as_ref().err());
         self.completer.complete(result, Some(timing));
-        (timing, failure)
     }
 }
 

@@ -516,6 +516,7 @@ impl Runtime {
                     Some(RequestError::Cancelled),
                     &|now| timing_now(work.core(), now),
                     &|| true,
+                    &|_, _| {},
                 );
                 s.leave();
             }

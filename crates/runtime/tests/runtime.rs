@@ -94,6 +94,21 @@ fn parts_are_merged_in_unit_order_at_any_degree() {
     }
 }
 
+/// The handle resolves only after the request is counted and profiled, so a submitter
+/// that has its result reads a metrics and a profile that include it.
+#[test]
+fn a_resolved_request_is_already_counted_and_profiled() {
+    for policy in [Policy::Seq, Policy::Fix { degree: 2 }] {
+        let rt = Runtime::start(config(2, policy.clone())).unwrap();
+        for i in 1..=200u64 {
+            rt.submit(Spin::new(2, 1)).unwrap().wait().unwrap();
+            assert_eq!(rt.metrics().completed, i, "{policy:?}");
+            assert_eq!(rt.served().len() as u64, i, "{policy:?}");
+        }
+        rt.shutdown(Shutdown::Drain);
+    }
+}
+
 #[test]
 fn a_fixed_degree_uses_that_many_threads() {
     let rt = Runtime::start(config(4, Policy::Fix { degree: 3 })).unwrap();

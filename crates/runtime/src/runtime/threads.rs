@@ -273,14 +273,42 @@ impl Shared {
         boosted
     }
 
-    /// Finishes a request: merge, resolve the handle, record, admit the next.
+    /// Finishes a request: merge, record, resolve the handle, admit the next.
     fn finish(&self, work: &Arc<dyn Work>) {
         let core = work.core();
         let failure = core.take_failure();
         let max_degree = core.max_degree.load(Ordering::Acquire).max(1);
         let boosted = self.leave_boost(core);
         let stop = || self.cancelling.load(Ordering::Acquire) || work.cancelled();
-        let (timing, failure) = work.complete(
+        // Counted and profiled before the handle resolves: whoever waits on it sees it.
+        let record = |timing: &Timing, failure: Option<&RequestError>| {
+            let counter = match failure {
+                None => &self.metrics.completed,
+                Some(RequestError::Cancelled) => &self.metrics.cancelled,
+                Some(RequestError::Panicked(_)) => &self.metrics.failed,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+            if failure.is_none() && self.served.on() && core.is_timed() {
+                let (units_ms, merge_ms) = core.parts_ms();
+                self.served.push(ServedRequest {
+                    arrival: core.arrival,
+                    units_ms,
+                    merge_ms,
+                    max_degree,
+                    latency_ms: timing.latency_ms(),
+                });
+            }
+            let top = self.metrics.degrees.len();
+            self.metrics.degrees[max_degree.min(top) - 1].fetch_add(1, Ordering::Relaxed);
+            if core.measured {
+                self.metrics
+                    .latency
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .record(timing.latency_ms());
+            }
+        };
+        work.complete(
             failure,
             &|finish| Timing {
                 arrival: core.arrival,
@@ -291,32 +319,8 @@ impl Shared {
                 boosted,
             },
             &stop,
+            &record,
         );
-        let counter = match &failure {
-            None => &self.metrics.completed,
-            Some(RequestError::Cancelled) => &self.metrics.cancelled,
-            Some(RequestError::Panicked(_)) => &self.metrics.failed,
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
-        if failure.is_none() && self.served.on() && core.is_timed() {
-            let (units_ms, merge_ms) = core.parts_ms();
-            self.served.push(ServedRequest {
-                arrival: core.arrival,
-                units_ms,
-                merge_ms,
-                max_degree,
-                latency_ms: timing.latency_ms(),
-            });
-        }
-        let top = self.metrics.degrees.len();
-        self.metrics.degrees[max_degree.min(top) - 1].fetch_add(1, Ordering::Relaxed);
-        if core.measured {
-            self.metrics
-                .latency
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .record(timing.latency_ms());
-        }
         // Under the guard the admitter only delays; cores are handed on by the threads.
         let next = if self.gate.is_none() {
             self.admitter.exit()
