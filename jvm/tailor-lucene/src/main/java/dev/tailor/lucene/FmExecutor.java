@@ -226,10 +226,14 @@ public final class FmExecutor implements Executor, Closeable {
   }
 
   /**
-   * Whether a query arriving now could get a helper: nothing waits to start, a core stays free
-   * after the query takes its own, and the table's row for the load it would find raises the
-   * degree at some executed time. An engine can run a query that cannot on its plain sequential
-   * path instead of slicing it, as the OpenSearch plugin's decider does.
+   * Whether a query arriving now could get a helper, now or once a core frees: nothing waits to
+   * start, the query has a core of its own (helpers give theirs back to an arrival, {@link
+   * FmPolicy#helperYields}), and the table's row for the load it would find raises the degree at
+   * some executed time. A query that arrives to a node whose other cores are all held by queries
+   * and requests may get the helper when one of them ends, as FM re-decides a request's degree
+   * when the load changes (Haque et al., ASPLOS 2015, §4.2). An engine can run a query that could
+   * not on its plain sequential path instead of slicing it, as the OpenSearch plugin's decider
+   * does.
    */
   public boolean mayHelp() {
     lock.lock();
@@ -238,8 +242,8 @@ public final class FmExecutor implements Executor, Closeable {
         return false;
       }
       // The arriving query's own request is among those outside a scope, if the engine counts them.
-      int free = cores - running.size() - busyHelpers - Math.max(1, requests - load);
-      return free >= 1 && Double.isFinite(policy.nextIncreaseMs(load + 1, 1));
+      int left = cores - running.size() - Math.max(1, requests - load);
+      return cores > 1 && left >= 0 && Double.isFinite(policy.nextIncreaseMs(load + 1, 1));
     } finally {
       lock.unlock();
     }

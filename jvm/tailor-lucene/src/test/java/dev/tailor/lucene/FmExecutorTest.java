@@ -338,11 +338,22 @@ class FmExecutorTest {
   }
 
   @Test
-  void aQueryMayGetAHelperOnlyWithACoreFreeAndARowThatRaises() throws Exception {
+  void aQueryMayGetAHelperOnlyWithACoreOfItsOwnAndARowThatRaises() throws Exception {
     try (FmExecutor fm = new FmExecutor(Tables.constant(0, 5), 2)) {
       assertTrue(fm.mayHelp(), "idle, two cores");
       try (FmQueryScope query = fm.enter()) {
-        assertFalse(fm.mayHelp(), "one query runs: an arrival's caller would take the last core");
+        assertTrue(fm.mayHelp(), "one query runs: the arrival takes the last core, a helper later");
+        boolean[] withTwo = {true};
+        Thread other =
+            new Thread(
+                () -> {
+                  try (FmQueryScope second = fm.enter()) {
+                    withTwo[0] = fm.mayHelp();
+                  }
+                });
+        other.start();
+        other.join();
+        assertFalse(withTwo[0], "two queries hold both cores: an arrival has none of its own");
       }
       assertTrue(fm.mayHelp(), "idle again");
     }
@@ -382,7 +393,10 @@ class FmExecutorTest {
       fm.requestStarted(); // the arriving query's own request
       assertTrue(fm.mayHelp(), "a query's own request is the core it runs on");
       fm.requestStarted(); // another request, replying on the other core
+      assertTrue(fm.mayHelp(), "the query has its core; a helper once the other request ends");
+      fm.requestStarted(); // a third: the query would wait for a core
       assertFalse(fm.mayHelp());
+      fm.requestFinished();
       runBatch(fm, 8, true);
       assertEquals(0, fm.stats().helpersSent(), fm.stats().toString());
       assertEquals(1, fm.stats().recentDegrees()[0]);

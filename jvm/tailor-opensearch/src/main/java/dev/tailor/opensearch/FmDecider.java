@@ -10,16 +10,18 @@ import org.opensearch.search.deciders.ConcurrentSearchRequestDecider;
 
 /**
  * FM's answer to OpenSearch's {@code auto} mode: slice a shard request only if FM could send it a
- * helper ({@link FmExecutor#mayHelp}), else run it on OpenSearch's plain sequential path.
+ * helper, now or once a core frees ({@link FmExecutor#mayHelp}), else run it on OpenSearch's plain
+ * sequential path.
  *
  * <p>A sliced query at degree 1 costs more than the same query unsliced (likely because each
  * slice has its own collector and its own top-k threshold). Measured on GCIDE with 16 slices on 2
  * vCPUs, FM with a table that never sends a helper had a mean latency 1.1-1.6x mode {@code
- * none}'s at 45-75% load, paired by round (docs/opensearch.md, run degree1). A query that finds
- * no free core on arrival would pay that and gain nothing, so it runs unsliced. This is tailor's departure from the
- * FM paper (Haque et al., ASPLOS 2015, §4.2), whose Lucene requests were always divisible at no
- * cost: the choice of path is made once, on arrival, and such a query stays at degree 1 even if a
- * core frees later.
+ * none}'s at 45-75% load, paired by round (docs/opensearch.md, run degree1). A query that would
+ * wait for a core on arrival would pay that and is unlikely to gain, so it runs unsliced. This is
+ * tailor's departure from the FM paper (Haque et al., ASPLOS 2015, §4.2), whose Lucene requests
+ * were always divisible at no cost: the choice of path is made once, on arrival, and such a query
+ * stays at degree 1 even if cores free later. A query that finds a core of its own but none for a
+ * helper is sliced, so that it can take the next core that frees, as in the paper.
  *
  * <p>OpenSearch consults deciders in mode {@code auto} only; mode {@code all} slices every request.
  */
@@ -47,9 +49,9 @@ final class FmDecider extends ConcurrentSearchRequestDecider {
   static ConcurrentSearchDecision decide(boolean mayHelp) {
     return mayHelp
         ? new ConcurrentSearchDecision(
-            DecisionStatus.YES, "tailor-fm: a core is free and the FM table adds threads at this load")
+            DecisionStatus.YES, "tailor-fm: the query has a core and the FM table adds threads at this load")
         : new ConcurrentSearchDecision(
-            DecisionStatus.NO, "tailor-fm: no helper possible on arrival, the sequential path costs less");
+            DecisionStatus.NO, "tailor-fm: no core of its own on arrival, the sequential path costs less");
   }
 
   @Override

@@ -232,9 +232,9 @@ public class TailorFmNodeTests extends OpenSearchSingleNodeTestCase {
   }
 
   /**
-   * In mode auto FM's decider slices a query only if FM could send it a helper: on an idle node
-   * the searches are sliced and get helpers; with every core held by open FM queries they run
-   * unsliced, with the same hits.
+   * In mode auto FM's decider slices a query only if FM could send it a helper, now or once a core
+   * frees: on an idle node the searches are sliced and get helpers; with every core held by open
+   * FM queries they run unsliced, with the same hits.
    */
   public void testAutoModeSlicesOnlyWhereFmMayHelp() throws Exception {
     TailorFmPlugin plugin = plugin();
@@ -253,8 +253,8 @@ public class TailorFmNodeTests extends OpenSearchSingleNodeTestCase {
       MatcherAssert.assertThat(
           "idle: sliced, with helpers", idle.helpersSent(), greaterThan(before.helpersSent()));
 
-      // Hold cores - 1 FM queries open: an arrival's caller takes the last core, none is left.
-      int held = plugin.fm().cores() - 1;
+      // Hold an FM query open on every core: an arrival has no core of its own.
+      int held = plugin.fm().cores();
       CountDownLatch open = new CountDownLatch(held);
       CountDownLatch done = new CountDownLatch(1);
       List<Thread> holders = new ArrayList<>();
