@@ -211,8 +211,8 @@ def profile_and_plan(a, out, lucene_cp, corpus, queries):
     # y: the paper's, the longest request (§4.1), unless --max-interval-ms caps it.
     y = math.ceil(max(2.0, min(a.max_interval_ms or max(t1), max(t1))) / STEP_MS) * STEP_MS
     table = out / "fm-table.json"
-    args = [a.tailor, "plan", "fm", "--profile", profile, "--cores", cores, "--max-degree", deg, "--step-ms",
-            STEP_MS, "--max-interval-ms", y, "--percentile", "0.99", "--max-load", max(32, 4 * cores),
+    args = [a.tailor, "plan", "fm", "--profile", profile, "--cores", cores, "--max-degree", deg, "--step",
+            f"{STEP_MS}ms", "--max-interval", f"{y}ms", "--percentile", "0.99", "--max-load", max(32, 4 * cores),
             "--target-parallelism", a.target_parallelism or search_pool(cores)]
     bound = None
     if a.latency_bound_share is not None:
@@ -224,7 +224,7 @@ def profile_and_plan(a, out, lucene_cp, corpus, queries):
         least = json.loads(fig7.read_text())["rows"][0]["tail_ms"]
         seq_p99 = sorted(t1)[math.ceil(0.99 * len(t1)) - 1]
         bound = round(least + a.latency_bound_share * max(0.0, seq_p99 - least), 3)
-        args += ["--latency-bound-ms", bound]
+        args += ["--latency-bound", f"{bound}ms"]
     sh(args + ["--out", table], timeout=1800)
     log(f"planned {table.name}: mean t1 {statistics.mean(t1):.2f} ms, longest {max(t1):.1f} ms, y = {y} ms"
         + (f", latency bound {bound} ms" if bound else ""))
