@@ -293,6 +293,7 @@ class FmExecutorTest {
           fm.execute(work);
         }
         await(helperInside);
+        assertTrue(fm.mayHelp(), "a busy helper gives its core back to an arrival");
         Future<?> arrival =
             other.submit(
                 () -> {

@@ -51,7 +51,7 @@ final class FmDecider extends ConcurrentSearchRequestDecider {
         ? new ConcurrentSearchDecision(
             DecisionStatus.YES, "tailor-fm: the query has a core and the FM table adds threads at this load")
         : new ConcurrentSearchDecision(
-            DecisionStatus.NO, "tailor-fm: no core of its own on arrival, the sequential path costs less");
+            DecisionStatus.NO, "tailor-fm: no helper possible (no core of its own, a query waiting, or a row that never adds threads); the sequential path costs less");
   }
 
   @Override
