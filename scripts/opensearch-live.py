@@ -515,11 +515,16 @@ def main():
                     fm1 = http.call("GET", "/_tailor/fm/stats")
                     cell = {"round": r + 1, "load": ld, "mode": mode, "rps": rps, "requests": n,
                             "p99_ms": s["latency_ms"]["p99"], "p50_ms": s["latency_ms"].get("p50"),
-                            "mean_ms": s["latency_ms"]["mean"], "failures": failures(s)}
+                            "mean_ms": s["latency_ms"]["mean"], "failures": failures(s),
+                            # The host's steal over the cell: CPU the VM was owed and did not get
+                            # (scripts/opensearch-null.py compares modes at equal steal).
+                            "steal_ms": (s.get("host") or {}).get("steal_ms")}
                     if mode == "fm":
                         cell["fm_degrees"] = {d: fm1["degrees"][d] - fm0["degrees"][d] for d in fm1["degrees"]}
                         cell["fm_waited"] = fm1["admissions_waited"]["total"] - fm0["admissions_waited"]["total"]
                         cell["fm_refused"] = fm1["helpers"]["refused_by_guard"] - fm0["helpers"]["refused_by_guard"]
+                        cell["fm_helpers_sent"] = fm1["helpers"]["sent"] - fm0["helpers"]["sent"]
+                        cell["fm_helpers_yielded"] = fm1["helpers"].get("yielded", 0) - fm0["helpers"].get("yielded", 0)
                         cell["fm_split"] = fm_split(http, before)["groups"]
                     cells.append(cell)
                     log(f"round {r + 1} {ld:.0%} {mode:4} {rps:6.1f}/s p99 {cell['p99_ms']:7.2f} ms "

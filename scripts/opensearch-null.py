@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""How often issue 40's p99 criterion calls FM a miss when it is not, with this VM's noise.
+
+The criterion: FM's p99 is not worse than mode `none`'s by more than 10%, each mode's p99
+taken as the median of R interleaved rounds, at each of four loads. This script measures
+the noise the criterion faces from every recorded run of scripts/opensearch-live.py, and
+simulates the criterion under it.
+
+Model (two-way, on log p99 of one mode in one round at one load of one run):
+    log p99 = mu[mode] + rho[round] + e,
+rho shared by the modes of a round (the machine's speed that round), e a mode's own noise
+(its tail's sampling noise and the VM's bursts during its cell). The residual variance of
+e is pooled over every (run, load) with at least 3 rounds, with (R - 1)(M - 1) degrees of
+freedom each; rho's variance from the round means' mean square (E = M var(rho) + var(e)).
+Real differences between modes that change from round to round count as noise here, as
+they do for the criterion.
+
+Then, for FM whose true p99 is EFFECT times `none`'s, it draws R rounds at 4 loads and
+counts how often no load misses (median FM / median none <= 1.1). Against both `none` and
+`all` the chance is lower still: this is an upper bound on the criterion's pass rate.
+
+With --pool RUN ..., it also prints FM's paired ratio to each mode, pooled over the named
+runs' rounds: the geometric mean of FM / mode within a round, with a 95% t interval; and the
+same ratio at equal hypervisor steal. `tailor load` records the host's steal time over each
+cell (`host.steal_ms` in load-runs.jsonl): CPU the VM was owed and did not get, which no mode
+causes. A least-squares fit of log(FM / mode) = a[load] + b (steal of FM's cell - steal of
+the mode's), with one slope b over every load, gives exp(a[load]): the ratio had both cells
+lost the same time to steal. A 95% interval from the fit's residuals goes with each.
+
+Usage: python3 scripts/opensearch-null.py [--runs DIR] [--trials N] [--seed S] [--pool RUN ...]
+Pure Python (no numpy); seeded.
+"""
+import argparse
+import json
+import math
+import random
+import statistics
+from pathlib import Path
+
+T975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26,
+        10: 2.23, 11: 2.20, 12: 2.18, 14: 2.14, 17: 2.11, 20: 2.09, 29: 2.05}
+
+
+def t975(dof):
+    """The 97.5% point of Student's t, from the nearest tabled degrees of freedom below."""
+    return T975[max(k for k in T975 if k <= dof)] if dof >= 1 else float("inf")
+
+
+def cells_of(path):
+    r = json.loads(path.read_text())
+    return [c for c in r.get("cells", []) if c.get("p99_ms")], r.get("quick", False)
+
+
+def noise(runs_dir):
+    """Pooled residual and round sigmas of log p99 over every run with at least 3 rounds."""
+    ss = ssr = 0.0
+    dof = dofr = 0
+    modes_n = []
+    used = []
+    for p in sorted(runs_dir.glob("*/results.json")):
+        cells, quick = cells_of(p)
+        rounds = sorted({c["round"] for c in cells})
+        if quick or len(rounds) < 3:
+            continue
+        used.append(p.parent.name)
+        for load in sorted({c["load"] for c in cells}):
+            x = {(c["round"], c["mode"]): math.log(c["p99_ms"]) for c in cells if c["load"] == load}
+            modes = sorted({m for (_, m) in x})
+            if len(modes) < 2 or any((r, m) not in x for r in rounds for m in modes):
+                continue
+            n_r, n_m = len(rounds), len(modes)
+            g = sum(x.values()) / (n_r * n_m)
+            rm = {r: sum(x[r, m] for m in modes) / n_m for r in rounds}
+            mm = {m: sum(x[r, m] for r in rounds) / n_r for m in modes}
+            ss += sum((x[r, m] - rm[r] - mm[m] + g) ** 2 for r in rounds for m in modes)
+            dof += (n_r - 1) * (n_m - 1)
+            ssr += n_m * sum((rm[r] - g) ** 2 for r in rounds)
+            dofr += n_r - 1
+            modes_n.append(n_m)
+    if dof == 0:
+        raise SystemExit(f"error: no run under {runs_dir} has 3 rounds of at least 2 modes")
+    se = math.sqrt(ss / dof)
+    m = statistics.mean(modes_n)
+    sr = math.sqrt(max(0.0, (ssr / dofr - se**2) / m))
+    return se, sr, dof, used
+
+
+def pass_rate(rng, rounds, sigma_e, sigma_r, effect, trials, loads=4, margin=1.1):
+    ok = 0
+    for _ in range(trials):
+        passed = True
+        for _ in range(loads):
+            rho = [rng.gauss(0, sigma_r) for _ in range(rounds)]
+            fm = statistics.median(r + rng.gauss(0, sigma_e) + math.log(effect) for r in rho)
+            none = statistics.median(r + rng.gauss(0, sigma_e) for r in rho)
+            if fm - none > math.log(margin):
+                passed = False
+        ok += passed
+    return ok / trials
+
+
+def pooled(runs_dir, names):
+    for mode in ("none", "all"):
+        loads = set()
+        for name in names:
+            cells, _ = cells_of(runs_dir / name / "results.json")
+            loads |= {c["load"] for c in cells}
+        for load in sorted(loads):
+            lr = []
+            for name in names:
+                cells, _ = cells_of(runs_dir / name / "results.json")
+                at = {(c["round"], c["mode"]): c["p99_ms"] for c in cells if c["load"] == load}
+                for r in sorted({r for (r, _) in at}):
+                    if (r, "fm") in at and (r, mode) in at:
+                        lr.append(math.log(at[r, "fm"] / at[r, mode]))
+            if len(lr) < 2:
+                continue
+            mean = statistics.mean(lr)
+            half = t975(len(lr) - 1) * statistics.stdev(lr) / math.sqrt(len(lr))
+            print(f"  FM / {mode:4s} at {load:.0%}: {math.exp(mean):.2f} "
+                  f"(95% interval {math.exp(mean - half):.2f}-{math.exp(mean + half):.2f}, "
+                  f"{len(lr)} rounds; above 1: {sum(x > 0 for x in lr)})")
+
+
+def cell_steal(runs_dir, names):
+    """(mode, load, log p99 ratio FM / mode, steal gap in s) for every round of the named runs."""
+    pts = []
+    for name in names:
+        d = {}
+        for line in (runs_dir / name / "load-runs.jsonl").read_text().splitlines():
+            x = json.loads(line)
+            parts = x["tag"].split("-")
+            host = x["summary"].get("host") or {}
+            if len(parts) != 3 or not parts[0].startswith("r") or host.get("steal_ms") is None:
+                continue
+            d[tuple(parts)] = (x["summary"]["latency_ms"]["p99"], host["steal_ms"] / 1e3)
+        for (r, load, mode), (p99, steal) in d.items():
+            if mode != "fm":
+                continue
+            for other in ("none", "all"):
+                if (r, load, other) in d:
+                    q, s = d[r, load, other]
+                    pts.append((other, float(load), math.log(p99 / q), steal - s))
+    return pts
+
+
+def steal_adjusted(runs_dir, names):
+    pts = cell_steal(runs_dir, names)
+    for mode in ("none", "all"):
+        by = {}
+        for m, load, y, x in pts:
+            if m == mode:
+                by.setdefault(load, []).append((x, y))
+        if not by or sum(len(v) for v in by.values()) <= len(by) + 1:
+            continue
+        mean = {ld: (statistics.mean(x for x, _ in v), statistics.mean(y for _, y in v)) for ld, v in by.items()}
+        sxy = sum((x - mean[ld][0]) * (y - mean[ld][1]) for ld, v in by.items() for x, y in v)
+        sxx = sum((x - mean[ld][0]) ** 2 for ld, v in by.items() for x, _ in v)
+        if sxx == 0:
+            continue
+        b = sxy / sxx
+        a = {ld: my - b * mx for ld, (mx, my) in mean.items()}
+        res = [y - a[ld] - b * x for ld, v in by.items() for x, y in v]
+        dof = len(res) - len(by) - 1
+        sd = math.sqrt(sum(e * e for e in res) / dof)
+        print(f"  FM / {mode}: each second more steal in FM's cell multiplies the ratio by {math.exp(b):.3f}; "
+              f"residual sigma {sd:.2f}")
+        for ld in sorted(by):
+            n = len(by[ld])
+            half = t975(dof) * math.sqrt(sd**2 / n + (mean[ld][0] ** 2) * sd**2 / sxx)
+            print(f"    at {ld:.0%}: {math.exp(mean[ld][1]):.2f} as measured, {math.exp(a[ld]):.2f} at equal steal "
+                  f"(95% interval {math.exp(a[ld] - half):.2f}-{math.exp(a[ld] + half):.2f}, {n} rounds)")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=Path, default=Path(__file__).resolve().parent.parent / "runs" / "opensearch")
+    ap.add_argument("--trials", type=int, default=20000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--pool", nargs="+", default=[], metavar="RUN")
+    a = ap.parse_args()
+    if a.trials < 1:
+        ap.error("--trials must be at least 1")
+    se, sr, dof, used = noise(a.runs)
+    print(f"{len(used)} runs with 3+ rounds under {a.runs}")
+    print(f"sigma of a mode's log p99 in a round, round effect removed: {se:.3f} ({dof} dof); "
+          f"of the round effect: {sr:.3f}")
+    rng = random.Random(a.seed)
+    print("P(no load of 4 misses FM / none <= 1.10, medians of R rounds), FM's true p99 = EFFECT x none's:")
+    for rounds in (3, 5, 6, 7, 15):
+        row = [f"{e:.1f}: {pass_rate(rng, rounds, se, sr, e, a.trials):.2f}" for e in (1.0, 0.9, 0.8)]
+        print(f"  R = {rounds:2d}   " + "   ".join(row))
+    if a.pool:
+        print("Paired, pooled over " + ", ".join(a.pool) + ":")
+        pooled(a.runs, a.pool)
+        print("At equal hypervisor steal, pooled over the same runs:")
+        steal_adjusted(a.runs, a.pool)
+
+
+if __name__ == "__main__":
+    main()
