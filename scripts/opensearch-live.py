@@ -355,13 +355,16 @@ def fm_split(http, before):
     k = st["queries"] - before
     rec = st["recent"]
     rows = list(zip(rec["run_us"], rec["degree"], rec["load"]))[-k:]
+    # Whether each was sliced, and the helpers the guard withheld from it (absent from plugins
+    # built before 2026-11-28 23:45).
+    extra = {key: rec[key][len(rec[key]) - len(rows):] for key in ("sliced", "refused") if key in rec}
     groups = {"all rows": [(r, d) for r, d, _ in rows],
               "row 1": [(r, d) for r, d, l in rows if l == 1],
               "rows 2+": [(r, d) for r, d, l in rows if l >= 2]}
     return {"queries": k, "truncated": k > len(rows),
             "groups": {g: degree_split(v) for g, v in groups.items() if v},
             "recent": {"run_us": [r for r, _, _ in rows], "degree": [d for _, d, _ in rows],
-                       "load": [l for _, _, l in rows]},
+                       "load": [l for _, _, l in rows], **extra},
             "stats": {x: st[x] for x in ("degrees", "admissions_waited", "helpers")}}
 
 

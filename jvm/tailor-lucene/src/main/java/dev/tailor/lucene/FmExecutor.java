@@ -89,12 +89,14 @@ public final class FmExecutor implements Executor, Closeable {
 
   private final long[] degrees;
   /**
-   * The last {@link FmStats#RECENT} finished queries: run time (ns), highest degree and load at
-   * arrival, a ring.
+   * The last {@link FmStats#RECENT} finished queries: run time (ns), highest degree, load at
+   * arrival, whether it was sliced, and the helpers the guard withheld from it; a ring.
    */
   private final long[] recentRunNanos = new long[FmStats.RECENT];
   private final int[] recentDegrees = new int[FmStats.RECENT];
   private final int[] recentLoads = new int[FmStats.RECENT];
+  private final boolean[] recentSliced = new boolean[FmStats.RECENT];
+  private final int[] recentRefused = new int[FmStats.RECENT];
   private long finished;
   private long admissionsDelayed;
   private long admissionsOnExit;
@@ -396,6 +398,8 @@ public final class FmExecutor implements Executor, Closeable {
       recentRunNanos[slot] = q.started ? System.nanoTime() - q.startNanos : 0;
       recentDegrees[slot] = degree;
       recentLoads[slot] = q.arrivalLoad();
+      recentSliced[slot] = !q.inline;
+      recentRefused[slot] = q.refused;
       helpersRefused += q.refused;
       FmQueryScope next = onExit.poll();
       if (next != null) {
@@ -656,17 +660,23 @@ public final class FmExecutor implements Executor, Closeable {
       long[] runs = new long[n];
       int[] degs = new int[n];
       int[] loads = new int[n];
+      boolean[] sliced = new boolean[n];
+      int[] refused = new int[n];
       for (int i = 0; i < n; i++) {
         int slot = (int) ((finished - n + i) % FmStats.RECENT);
         runs[i] = recentRunNanos[slot];
         degs[i] = recentDegrees[slot];
         loads[i] = recentLoads[slot];
+        sliced[i] = recentSliced[slot];
+        refused[i] = recentRefused[slot];
       }
       return new FmStats(
           degrees,
           runs,
           degs,
           loads,
+          sliced,
+          refused,
           admissionsDelayed,
           admissionsOnExit,
           helpersSent,

@@ -14,6 +14,8 @@ public final class FmStats {
   private final long[] recentRunNanos;
   private final int[] recentDegrees;
   private final int[] recentLoads;
+  private final boolean[] recentSliced;
+  private final int[] recentRefused;
   private final long admissionsDelayed;
   private final long admissionsOnExit;
   private final long helpersSent;
@@ -27,6 +29,8 @@ public final class FmStats {
       long[] recentRunNanos,
       int[] recentDegrees,
       int[] recentLoads,
+      boolean[] recentSliced,
+      int[] recentRefused,
       long admissionsDelayed,
       long admissionsOnExit,
       long helpersSent,
@@ -38,6 +42,8 @@ public final class FmStats {
     this.recentRunNanos = recentRunNanos.clone();
     this.recentDegrees = recentDegrees.clone();
     this.recentLoads = recentLoads.clone();
+    this.recentSliced = recentSliced.clone();
+    this.recentRefused = recentRefused.clone();
     this.admissionsDelayed = admissionsDelayed;
     this.admissionsOnExit = admissionsOnExit;
     this.helpersSent = helpersSent;
@@ -83,6 +89,22 @@ public final class FmStats {
    */
   public int[] recentLoads() {
     return recentLoads.clone();
+  }
+
+  /**
+   * Whether each query that {@link #recentRunNanos()} lists was sliced: false for one the engine
+   * ran on its sequential path ({@link FmExecutor#enter(long, boolean)}), which stays at degree 1.
+   */
+  public boolean[] recentSliced() {
+    return recentSliced.clone();
+  }
+
+  /**
+   * For each query that {@link #recentRunNanos()} lists, the most helpers the guard withheld from
+   * it at one decision ({@link #helpersRefused()} sums these).
+   */
+  public int[] recentRefused() {
+    return recentRefused.clone();
   }
 
   /** Queries that waited their row's delay v0 before starting. */

@@ -254,6 +254,32 @@ class FmExecutorTest {
       assertTrue(probe.peakHelpersInside() <= cores - 1, "measured: " + probe.peakHelpersInside());
       assertTrue(stats.peakHelpers() <= cores - 1, stats.toString());
       assertTrue(stats.helpersRefused() > 0, "two callers at degree 4 on three cores: " + stats);
+      assertEquals(
+          stats.helpersRefused(),
+          java.util.Arrays.stream(stats.recentRefused()).asLongStream().sum(),
+          "the per-query refusals sum to the total");
+      for (boolean sliced : stats.recentSliced()) {
+        assertTrue(sliced, "every query here entered on the sliced path");
+      }
+    }
+  }
+
+  /** Each recent query says whether the engine sliced it (FmExecutor.enter's second argument). */
+  @Test
+  void theRecentQueriesSayWhichWereSliced() {
+    try (FmExecutor fm = new FmExecutor(Tables.constant(0, 1e9, 1e9, 1e9), 2)) {
+      try (FmQueryScope query = fm.enter(0, true)) {
+        assertEquals(1, query.degree());
+      }
+      try (FmQueryScope query = fm.enter(0, false)) {
+        assertEquals(1, query.degree());
+      }
+      try (FmQueryScope query = fm.enter()) {
+        assertEquals(1, query.degree());
+      }
+      FmStats stats = fm.stats();
+      assertArrayEquals(new boolean[] {true, false, true}, stats.recentSliced());
+      assertArrayEquals(new int[] {0, 0, 0}, stats.recentRefused());
     }
   }
 

@@ -302,6 +302,18 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
           b.value(loads[i]);
         }
         b.endArray();
+        boolean[] sliced = s.recentSliced();
+        b.startArray("sliced");
+        for (int i = from; i < sliced.length; i++) {
+          b.value(sliced[i]);
+        }
+        b.endArray();
+        int[] refused = s.recentRefused();
+        b.startArray("refused");
+        for (int i = from; i < refused.length; i++) {
+          b.value(refused[i]);
+        }
+        b.endArray();
         b.endObject();
       }
     }

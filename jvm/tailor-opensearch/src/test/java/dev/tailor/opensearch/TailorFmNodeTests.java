@@ -141,9 +141,15 @@ public class TailorFmNodeTests extends OpenSearchSingleNodeTestCase {
     Map<String, List<Number>> recent = (Map<String, List<Number>>) json.get("recent");
     assertEquals(50, recent.get("run_us").size());
     assertEquals(50, recent.get("degree").size());
+    @SuppressWarnings("unchecked")
+    List<Object> sliced = ((Map<String, List<Object>>) json.get("recent")).get("sliced");
+    assertEquals(50, sliced.size());
+    assertEquals(50, recent.get("refused").size());
+    boolean[] lastSliced = after.recentSliced();
     int[] lastDegrees = after.recentDegrees();
     for (int i = 0; i < 50; i++) {
       assertEquals(lastDegrees[lastDegrees.length - 50 + i], recent.get("degree").get(i).intValue());
+      assertEquals(lastSliced[lastSliced.length - 50 + i], sliced.get(i));
     }
   }
 
