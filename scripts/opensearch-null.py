@@ -100,15 +100,12 @@ def pass_rate(rng, rounds, sigma_e, sigma_r, effect, trials, loads=4, margin=1.1
 
 
 def pooled(runs_dir, names):
+    runs = [cells_of(runs_dir / name / "results.json")[0] for name in names]
+    loads = sorted({c["load"] for cells in runs for c in cells})
     for mode in ("none", "all"):
-        loads = set()
-        for name in names:
-            cells, _ = cells_of(runs_dir / name / "results.json")
-            loads |= {c["load"] for c in cells}
-        for load in sorted(loads):
+        for load in loads:
             lr = []
-            for name in names:
-                cells, _ = cells_of(runs_dir / name / "results.json")
+            for cells in runs:
                 at = {(c["round"], c["mode"]): c["p99_ms"] for c in cells if c["load"] == load}
                 for r in sorted({r for (r, _) in at}):
                     if (r, "fm") in at and (r, mode) in at:

@@ -284,40 +284,32 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
       if (recent > 0) {
         long[] runs = s.recentRunNanos();
         int[] degs = s.recentDegrees();
-        int from = Math.max(0, runs.length - recent);
-        b.startObject("recent");
-        b.startArray("run_us");
-        for (int i = from; i < runs.length; i++) {
-          b.value(runs[i] / 1000);
-        }
-        b.endArray();
-        b.startArray("degree");
-        for (int i = from; i < degs.length; i++) {
-          b.value(degs[i]);
-        }
-        b.endArray();
         int[] loads = s.recentLoads();
-        b.startArray("load");
-        for (int i = from; i < loads.length; i++) {
-          b.value(loads[i]);
-        }
-        b.endArray();
         boolean[] sliced = s.recentSliced();
-        b.startArray("sliced");
-        for (int i = from; i < sliced.length; i++) {
-          b.value(sliced[i]);
-        }
-        b.endArray();
         int[] refused = s.recentRefused();
-        b.startArray("refused");
-        for (int i = from; i < refused.length; i++) {
-          b.value(refused[i]);
-        }
-        b.endArray();
+        int n = runs.length;
+        int from = Math.max(0, n - recent);
+        b.startObject("recent");
+        recentArray(b, "run_us", from, n, i -> runs[i] / 1000);
+        recentArray(b, "degree", from, n, i -> degs[i]);
+        recentArray(b, "load", from, n, i -> loads[i]);
+        recentArray(b, "sliced", from, n, i -> sliced[i]);
+        recentArray(b, "refused", from, n, i -> refused[i]);
         b.endObject();
       }
     }
     b.endObject();
+  }
+
+  /** One array of the recent queries: element i of each list goes with the same query. */
+  private static void recentArray(
+      XContentBuilder b, String name, int from, int n, java.util.function.IntFunction<Object> value)
+      throws IOException {
+    b.startArray(name);
+    for (int i = from; i < n; i++) {
+      b.value(value.apply(i));
+    }
+    b.endArray();
   }
 
   @Override
