@@ -111,6 +111,11 @@ pub(crate) struct LoadArgs {
     /// format (.hgrm, values in ms), for HdrHistogram's plotter or wrk2-style tooling.
     #[arg(long, value_name = "FILE")]
     hgrm: Option<PathArg>,
+    /// Write each measured request's latency here (ms, one per line, in the order of the
+    /// requests' intended send times): the values the summary's percentiles come from, to
+    /// merge runs or compute any other statistic.
+    #[arg(long, value_name = "FILE")]
+    latencies: Option<PathArg>,
 }
 
 /// How `tailor load` prints its summary.
@@ -164,10 +169,12 @@ pub(crate) fn load(args: LoadArgs) -> anyhow::Result<()> {
         args.targets.is_none() || default_method,
         "--targets gives each target's method: give no --method with it"
     );
-    if let Some(path) = &args.hgrm {
-        // Refuse an unwritable --hgrm before the run, not after it.
-        std::fs::File::create(path)
-            .with_context(|| format!("--hgrm: cannot create {}", path.display()))?;
+    // Refuse an unwritable --hgrm or --latencies before the run, not after it.
+    for (flag, path) in [("--hgrm", &args.hgrm), ("--latencies", &args.latencies)] {
+        if let Some(path) = path {
+            std::fs::File::create(path)
+                .with_context(|| format!("{flag}: cannot create {}", path.display()))?;
+        }
     }
     if let Some(path) = &args.replay {
         let text = std::fs::read_to_string(path)
@@ -268,7 +275,7 @@ pub(crate) fn load(args: LoadArgs) -> anyhow::Result<()> {
     send(&args, url, target, rps, requests, &shown)
 }
 
-/// Runs the load and prints its summary (and `--hgrm`).
+/// Runs the load and prints its summary (and `--hgrm`, `--latencies`).
 fn send(
     args: &LoadArgs,
     url: String,
@@ -298,6 +305,14 @@ fn send(
             .as_ref()
             .expect("run_load keeps it");
         write_output(Some(path), |w| histogram.write_hgrm(w))?;
+    }
+    if let Some(path) = &args.latencies {
+        write_output(Some(path), |w| {
+            for ms in &summary.measured_latencies_ms {
+                writeln!(w, "{ms:.3}")?;
+            }
+            Ok(())
+        })?;
     }
     write_output(None, |w| match args.format {
         LoadFormat::Json => {

@@ -51,6 +51,7 @@ fn any_http_server_gets_exactly_the_run_and_a_readable_summary_and_hgrm() {
         return;
     };
     let hgrm = std::env::temp_dir().join(format!("tailor-load-{}.hgrm", std::process::id()));
+    let each_path = std::env::temp_dir().join(format!("tailor-load-{}.txt", std::process::id()));
     let out = tailor(&[
         "load",
         "-R",
@@ -61,6 +62,8 @@ fn any_http_server_gets_exactly_the_run_and_a_readable_summary_and_hgrm() {
         "4",
         "--hgrm",
         hgrm.to_str().unwrap(),
+        "--latencies",
+        each_path.to_str().unwrap(),
         &url,
     ]);
     let log = stop(server);
@@ -107,7 +110,23 @@ fn any_http_server_gets_exactly_the_run_and_a_readable_summary_and_hgrm() {
         h.contains(&format!("Total count    = {measured:>12}")),
         "{h}"
     );
+    // --latencies: the same measured requests one by one; their maximum is the histogram's
+    // within its 3 significant digits.
+    let each: Vec<f64> = std::fs::read_to_string(&each_path)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(each.len(), measured);
+    assert!(each.iter().all(|&ms| ms > 0.0), "{each:?}");
+    let max = each.iter().cloned().fold(0.0, f64::max);
+    assert!(
+        (max - last[0]).abs() <= 0.001 * last[0] + 0.001,
+        "{max} vs {}",
+        last[0]
+    );
     std::fs::remove_file(&hgrm).ok();
+    std::fs::remove_file(&each_path).ok();
 }
 
 #[test]

@@ -272,6 +272,10 @@ pub struct LoadSummary {
     /// The measured requests' latencies, for `--hgrm`.
     #[serde(skip)]
     pub latency_histogram: Option<LatencyRecorder>,
+    /// The same latencies one by one, in the order of the requests' intended send times,
+    /// for `--latencies`.
+    #[serde(skip)]
+    pub measured_latencies_ms: Vec<f64>,
 }
 
 /// What `/healthz` says.
@@ -638,6 +642,7 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
     // without a 2xx answer counts at the timeout.
     let timeout_ms = cfg.timeout.as_secs_f64() * 1000.0;
     let mut latencies = vec![timeout_ms; count];
+    let mut measured = vec![false; count];
     let (mut completed, mut unavailable, mut errors, mut failed, mut timeouts) = (0, 0, 0, 0, 0);
     let mut last = t0;
     let mut last_answer = t0;
@@ -652,6 +657,7 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
                 latencies[i] = ms;
                 if i >= warmup {
                     latency.record(ms);
+                    measured[i] = true;
                 }
             }
             Outcome::Answer(StatusCode::SERVICE_UNAVAILABLE, _) => unavailable += 1,
@@ -754,6 +760,12 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
         duration_s: answering_s,
         generator_lateness_ms: lateness.stats(),
         latency_histogram: Some(latency),
+        measured_latencies_ms: latencies
+            .iter()
+            .zip(&measured)
+            .filter(|(_, &m)| m)
+            .map(|(&ms, _)| ms)
+            .collect(),
         run,
         unavailable: unavailable as u64,
         errors,
