@@ -17,7 +17,9 @@ What it does, in order (each step logged, results written under --out as they co
 6. FM at --low-load: the plugin's own per-query statistics (GET /_tailor/fm/stats?recent=N),
    from which the degree split of the longest 5% and the shortest half is read.
 7. --rounds rounds; in each, every load of --loads, the three modes in an order rotated per
-   round and load; p99 per cell; the median of the rounds per mode and load.
+   round and load; p99 per cell; the median of the rounds per mode and load. With --blocks K,
+   each cell is sent in K blocks, the modes taking turns block by block, and its p99 is that of
+   its blocks' latencies together (latencies.jsonl.gz keeps them).
 
     python3 scripts/opensearch-live.py [--quick] [--out DIR] [--rounds 3] [--seconds 20]
 
@@ -26,6 +28,7 @@ dict-gcide (or --corpus). --quick is a small trial of every step (minutes, not a
 """
 
 import argparse
+import gzip
 import importlib.util
 import json
 import math
@@ -320,9 +323,12 @@ def set_mode(http, mode, slices=None):
     http.call("PUT", "/_cluster/settings", {"transient": settings})
 
 
-def load(a, out, queries, rps, requests, seed, tag):
+def load(a, out, queries, rps, requests, seed, tag, latencies=False):
+    """`tailor load` against the node; its JSON summary (with each measured request's latency
+    under "latencies_ms" if `latencies`, which load-runs.jsonl leaves out)."""
+    each = Path(a.scratch) / "latencies.txt"
     args = [a.tailor, "load", "--format", "json", "--url", f"http://127.0.0.1:{a.port}", "--opensearch", INDEX, "--queries", queries,
-            "--rps", f"{rps:.2f}", "--requests", requests, "--seed", seed]
+            "--rps", f"{rps:.2f}", "--requests", requests, "--seed", seed] + (["--latencies", each] if latencies else [])
     t = time.monotonic()
     r = subprocess.run([str(x) for x in args], cwd=REPO, capture_output=True, text=True,
                        timeout=max(120, 4 * requests / rps + 60))
@@ -333,6 +339,8 @@ def load(a, out, queries, rps, requests, seed, tag):
     summary["wall_s"] = wall
     with open(out / "load-runs.jsonl", "a") as f:
         f.write(json.dumps({"tag": tag, "rps": rps, "requests": requests, "seed": seed, "summary": summary}) + "\n")
+    if latencies:
+        summary["latencies_ms"] = [float(x) for x in each.read_text().split()]
     return summary
 
 
@@ -409,6 +417,9 @@ def main():
     p.add_argument("--low-queries", type=int, default=1000)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--seconds", type=float, default=20.0, help="length of each cell")
+    p.add_argument("--blocks", type=int, default=1,
+                   help="send each cell in this many blocks, the modes taking turns block by block "
+                        "(1: each cell in one piece, as runs before 2026-11-29 did)")
     p.add_argument("--heap", default="2g")
     p.add_argument("--port", type=int, default=9250)
     p.add_argument("--quick", action="store_true", help="a small trial of every step, not a result")
@@ -422,6 +433,8 @@ def main():
     a = p.parse_args()
     if a.pack_xz and not a.pack:
         p.error("--pack-xz needs --pack DIR")
+    if a.blocks < 1:
+        p.error(f"--blocks {a.blocks}: expected 1 or more")
     if a.summarize:
         for d in a.summarize:
             res = json.loads((Path(d) / "results.json").read_text())
@@ -437,6 +450,7 @@ def main():
     out = Path(a.out) if a.out else REPO / "runs" / "opensearch" / time.strftime("%Y-%m-%d")
     out.mkdir(parents=True, exist_ok=True)
     (out / "load-runs.jsonl").unlink(missing_ok=True)
+    (out / "latencies.jsonl.gz").unlink(missing_ok=True)
     if not Path(a.tailor).is_file():
         raise SystemExit(f"error: no tailor binary at {a.tailor} (cargo build --release)")
     t0 = time.monotonic()
@@ -503,43 +517,90 @@ def main():
         (out / "results.json").write_text(json.dumps(res, indent=1))
         # The rounds.
         cells = []
-        order = list(MODES)
         for r in range(a.rounds):
             for li, ld in enumerate(loads):
-                rot = (r + li) % len(order)
-                for mode in order[rot:] + order[:rot]:
-                    set_mode(http, mode, a.max_slice_count)
-                    rps = ld * cap
-                    n = max(200, int(rps * a.seconds))
-                    fm0 = http.call("GET", "/_tailor/fm/stats")
-                    if mode == "fm":
-                        before = fm0["queries"]
-                    s = load(a, out, queries, rps, n, 1000 + r * 10 + li, f"r{r + 1}-{ld}-{mode}")
-                    fm1 = http.call("GET", "/_tailor/fm/stats")
-                    cell = {"round": r + 1, "load": ld, "mode": mode, "rps": rps, "requests": n,
-                            "p99_ms": s["latency_ms"]["p99"], "p50_ms": s["latency_ms"].get("p50"),
-                            "mean_ms": s["latency_ms"]["mean"], "failures": failures(s),
-                            # The host's steal over the cell: CPU the VM was owed and did not get
-                            # (scripts/opensearch-null.py compares modes at equal steal).
-                            "steal_ms": (s.get("host") or {}).get("steal_ms")}
-                    if mode == "fm":
-                        cell["fm_degrees"] = {d: fm1["degrees"][d] - fm0["degrees"][d] for d in fm1["degrees"]}
-                        cell["fm_waited"] = fm1["admissions_waited"]["total"] - fm0["admissions_waited"]["total"]
-                        cell["fm_refused"] = fm1["helpers"]["refused_by_guard"] - fm0["helpers"]["refused_by_guard"]
-                        cell["fm_helpers_sent"] = fm1["helpers"]["sent"] - fm0["helpers"]["sent"]
-                        cell["fm_helpers_yielded"] = fm1["helpers"].get("yielded", 0) - fm0["helpers"].get("yielded", 0)
-                        cell["fm_split"] = fm_split(http, before)["groups"]
+                for cell in round_cells(a, out, http, queries, r, li, ld, cap):
                     cells.append(cell)
-                    log(f"round {r + 1} {ld:.0%} {mode:4} {rps:6.1f}/s p99 {cell['p99_ms']:7.2f} ms "
+                    log(f"round {r + 1} {ld:.0%} {cell['mode']:4} {cell['rps']:6.1f}/s p99 {cell['p99_ms']:7.2f} ms "
                         f"mean {cell['mean_ms']:6.2f} ms failures {cell['failures']}")
-                    res["cells"] = cells
-                    (out / "results.json").write_text(json.dumps(res, indent=1))
+                res["cells"] = cells
+                (out / "results.json").write_text(json.dumps(res, indent=1))
         res["median_p99"] = summarize(cells)
         res["wall_s"] = time.monotonic() - t0
         (out / "results.json").write_text(json.dumps(res, indent=1))
         write_report(out, res)
     finally:
         node.stop()
+
+
+def nearest_rank(xs, q):
+    """The q-quantile of xs by nearest rank: the smallest value with at least q of them at or
+    below it (what HdrHistogram's valueAtPercentile gives, without its 3-digit buckets)."""
+    xs = sorted(xs)
+    return xs[max(0, math.ceil(q * len(xs)) - 1)]
+
+
+def round_cells(a, out, http, queries, r, li, ld, cap):
+    """One round's cells at one load: every mode offered ld * cap for --seconds, in an order
+    rotated per round and load. With --blocks K, each mode's requests are sent in K blocks, the
+    modes taking turns block by block (the order rotated each block), and a cell's statistics
+    come from its K blocks' latencies together: the modes then share the round's stretch of
+    machine time, and a few seconds of hypervisor steal land on all of them alike."""
+    order = list(MODES)
+    rps = ld * cap
+    n = max(200, int(rps * a.seconds))
+    per_block = math.ceil(n / a.blocks)
+    acc = {m: {"lat": [], "failures": 0, "steal_ms": 0.0, "p99s": []} for m in order}
+    fm_before = None
+    fm_acc = {}
+    for b in range(a.blocks):
+        rot = (r + li + b) % len(order)
+        for mode in order[rot:] + order[:rot]:
+            set_mode(http, mode, a.max_slice_count)
+            fm0 = http.call("GET", "/_tailor/fm/stats")
+            if mode == "fm" and fm_before is None:
+                fm_before = fm0["queries"]
+            seed = 1000 + r * 10 + li if a.blocks == 1 else (1000 + r * 10 + li) * 100 + b
+            tag = f"r{r + 1}-{ld}-{mode}" + (f"-b{b + 1}" if a.blocks > 1 else "")
+            s = load(a, out, queries, rps, per_block, seed, tag, latencies=a.blocks > 1)
+            fm1 = http.call("GET", "/_tailor/fm/stats")
+            c = acc[mode]
+            c["failures"] += failures(s)
+            # The host's steal over the cell: CPU the VM was owed and did not get
+            # (scripts/opensearch-null.py compares modes at equal steal).
+            steal = (s.get("host") or {}).get("steal_ms")
+            c["steal_ms"] = None if steal is None or c["steal_ms"] is None else c["steal_ms"] + steal
+            c["lat"] += s.get("latencies_ms", [])
+            c["p99s"].append(s["latency_ms"]["p99"])
+            c["summary"] = s
+            if mode == "fm":
+                fm_acc["degrees"] = {d: fm_acc.get("degrees", {}).get(d, 0) + fm1["degrees"][d] - fm0["degrees"][d]
+                                     for d in fm1["degrees"]}
+                for key, f in (("fm_waited", lambda st: st["admissions_waited"]["total"]),
+                               ("fm_refused", lambda st: st["helpers"]["refused_by_guard"]),
+                               ("fm_helpers_sent", lambda st: st["helpers"]["sent"]),
+                               ("fm_helpers_yielded", lambda st: st["helpers"].get("yielded", 0))):
+                    fm_acc[key] = fm_acc.get(key, 0) + f(fm1) - f(fm0)
+    cells = []
+    for mode in order:
+        c = acc[mode]
+        if a.blocks == 1:
+            lat = c["summary"]["latency_ms"]
+            stats = {"p99_ms": lat["p99"], "p50_ms": lat.get("p50"), "mean_ms": lat["mean"]}
+        else:
+            stats = {"p99_ms": nearest_rank(c["lat"], 0.99), "p50_ms": nearest_rank(c["lat"], 0.5),
+                     "mean_ms": statistics.mean(c["lat"]), "measured": len(c["lat"]),
+                     "blocks": a.blocks, "block_p99_ms": c["p99s"]}
+            with gzip.open(out / "latencies.jsonl.gz", "at") as f:
+                f.write(json.dumps({"round": r + 1, "load": ld, "mode": mode, "latencies_ms": c["lat"]}) + "\n")
+        cell = {"round": r + 1, "load": ld, "mode": mode, "rps": rps, "requests": per_block * a.blocks,
+                **stats, "failures": c["failures"], "steal_ms": c["steal_ms"]}
+        if mode == "fm":
+            cell["fm_degrees"] = fm_acc["degrees"]
+            cell.update({k: v for k, v in fm_acc.items() if k != "degrees"})
+            cell["fm_split"] = fm_split(http, fm_before)["groups"]
+        cells.append(cell)
+    return cells
 
 
 def summarize(cells):
@@ -583,8 +644,11 @@ def write_report(out, res):
         lines.append(f"| {s['load']:.0%} | {m['none']:.1f} | {m['all']:.1f} | {m['fm']:.1f} | "
                      f"{s['fm_over_all']:.2f} | {s['fm_over_none']:.2f} | {s['paired_fm_over_all']:.2f} | "
                      f"{s['paired_fm_over_none']:.2f} |")
+    blocks = res["args"].get("blocks", 1)
     lines += ["", f"Medians of {max(c['round'] for c in res['cells'])} interleaved rounds (each mode's p99, and FM's "
-              f"ratios paired within a round); wall {res.get('wall_s', 0):.0f} s."]
+              f"ratios paired within a round)"
+              + (f"; each cell sent in {blocks} blocks, the modes taking turns" if blocks > 1 else "")
+              + f"; wall {res.get('wall_s', 0):.0f} s."]
     (out / "report.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

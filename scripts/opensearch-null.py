@@ -27,7 +27,8 @@ causes. A least-squares fit of log(FM / mode) = a[load] + b (steal of FM's cell 
 the mode's), with one slope b over every load, gives exp(a[load]): the ratio had both cells
 lost the same time to steal. A 95% interval from the fit's residuals goes with each.
 
-Usage: python3 scripts/opensearch-null.py [--runs DIR] [--trials N] [--seed S] [--pool RUN ...]
+Usage: python3 scripts/opensearch-null.py [--runs DIR] [--trials N] [--seed S] [--blocks K] [--pool RUN ...]
+(--blocks K: the noise of the runs whose cells the live script sent in K blocks.)
 Pure Python (no numpy); seeded.
 """
 import argparse
@@ -48,19 +49,20 @@ def t975(dof):
 
 def cells_of(path):
     r = json.loads(path.read_text())
-    return [c for c in r.get("cells", []) if c.get("p99_ms")], r.get("quick", False)
+    return [c for c in r.get("cells", []) if c.get("p99_ms")], r.get("quick", False), r.get("args", {}).get("blocks", 1)
 
 
-def noise(runs_dir):
-    """Pooled residual and round sigmas of log p99 over every run with at least 3 rounds."""
+def noise(runs_dir, blocks=1):
+    """Pooled residual and round sigmas of log p99 over every run with at least 3 rounds whose
+    cells were sent in `blocks` blocks (1: each in one piece)."""
     ss = ssr = 0.0
     dof = dofr = 0
     modes_n = []
     used = []
     for p in sorted(runs_dir.glob("*/results.json")):
-        cells, quick = cells_of(p)
+        cells, quick, b = cells_of(p)
         rounds = sorted({c["round"] for c in cells})
-        if quick or len(rounds) < 3:
+        if quick or len(rounds) < 3 or b != blocks:
             continue
         used.append(p.parent.name)
         for load in sorted({c["load"] for c in cells}):
@@ -78,7 +80,7 @@ def noise(runs_dir):
             dofr += n_r - 1
             modes_n.append(n_m)
     if dof == 0:
-        raise SystemExit(f"error: no run under {runs_dir} has 3 rounds of at least 2 modes")
+        raise SystemExit(f"error: no run under {runs_dir} in {blocks} block(s) has 3 rounds of at least 2 modes")
     se = math.sqrt(ss / dof)
     m = statistics.mean(modes_n)
     sr = math.sqrt(max(0.0, (ssr / dofr - se**2) / m))
@@ -120,11 +122,15 @@ def pooled(runs_dir, names):
 
 
 def cell_steal(runs_dir, names):
-    """(mode, load, log p99 ratio FM / mode, steal gap in s) for every round of the named runs."""
+    """(mode, load, log p99 ratio FM / mode, steal gap in s) for every round of the named runs:
+    from the cells' own steal where results.json has it, else from load-runs.jsonl."""
     pts = []
     for name in names:
         d = {}
-        for line in (runs_dir / name / "load-runs.jsonl").read_text().splitlines():
+        cells = cells_of(runs_dir / name / "results.json")[0]
+        if cells and all(c.get("steal_ms") is not None for c in cells):
+            d = {(f"r{c['round']}", str(c["load"]), c["mode"]): (c["p99_ms"], c["steal_ms"] / 1e3) for c in cells}
+        for line in (runs_dir / name / "load-runs.jsonl").read_text().splitlines() if not d else []:
             x = json.loads(line)
             parts = x["tag"].split("-")
             host = x["summary"].get("host") or {}
@@ -175,11 +181,13 @@ def main():
     ap.add_argument("--trials", type=int, default=20000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--pool", nargs="+", default=[], metavar="RUN")
+    ap.add_argument("--blocks", type=int, default=1,
+                    help="measure the noise of runs whose cells were sent in this many blocks (--blocks of the live script)")
     a = ap.parse_args()
     if a.trials < 1:
         ap.error("--trials must be at least 1")
-    se, sr, dof, used = noise(a.runs)
-    print(f"{len(used)} runs with 3+ rounds under {a.runs}")
+    se, sr, dof, used = noise(a.runs, a.blocks)
+    print(f"{len(used)} runs with 3+ rounds under {a.runs}" + (f", cells in {a.blocks} blocks" if a.blocks > 1 else ""))
     print(f"sigma of a mode's log p99 in a round, round effect removed: {se:.3f} ({dof} dof); "
           f"of the round effect: {sr:.3f}")
     rng = random.Random(a.seed)
