@@ -21,7 +21,7 @@ What it does, in order (each step logged, results written under --out as they co
    each cell is sent in K blocks, the modes taking turns block by block, and its p99 is that of
    its blocks' latencies together (latencies.jsonl.gz keeps them).
 
-    python3 scripts/opensearch-live.py [--quick] [--out DIR] [--rounds 3] [--seconds 20]
+    python3 scripts/opensearch-live.py [--quick] [--out DIR] [--rounds 3] [--seconds 20] [--blocks 1]
 
 Needs Java 17 and Maven (jvm/), a release build of tailor (cargo build --release), and
 dict-gcide (or --corpus). --quick is a small trial of every step (minutes, not a result).
@@ -326,7 +326,7 @@ def set_mode(http, mode, slices=None):
 def load(a, out, queries, rps, requests, seed, tag, latencies=False):
     """`tailor load` against the node; its JSON summary (with each measured request's latency
     under "latencies_ms" if `latencies`, which load-runs.jsonl leaves out)."""
-    each = Path(a.scratch) / "latencies.txt"
+    each = out / "latencies.txt"
     args = [a.tailor, "load", "--format", "json", "--url", f"http://127.0.0.1:{a.port}", "--opensearch", INDEX, "--queries", queries,
             "--rps", f"{rps:.2f}", "--requests", requests, "--seed", seed] + (["--latencies", each] if latencies else [])
     t = time.monotonic()
@@ -341,6 +341,7 @@ def load(a, out, queries, rps, requests, seed, tag, latencies=False):
         f.write(json.dumps({"tag": tag, "rps": rps, "requests": requests, "seed": seed, "summary": summary}) + "\n")
     if latencies:
         summary["latencies_ms"] = [float(x) for x in each.read_text().split()]
+        each.unlink()
     return summary
 
 
@@ -564,13 +565,15 @@ def round_cells(a, out, http, queries, r, li, ld, cap):
             tag = f"r{r + 1}-{ld}-{mode}" + (f"-b{b + 1}" if a.blocks > 1 else "")
             s = load(a, out, queries, rps, per_block, seed, tag, latencies=a.blocks > 1)
             fm1 = http.call("GET", "/_tailor/fm/stats")
+            if a.blocks > 1:
+                log(f"  {tag}: {per_block} requests, p99 {s['latency_ms']['p99']:.1f} ms")
             c = acc[mode]
             c["failures"] += failures(s)
             # The host's steal over the cell: CPU the VM was owed and did not get
             # (scripts/opensearch-null.py compares modes at equal steal).
             steal = (s.get("host") or {}).get("steal_ms")
             c["steal_ms"] = None if steal is None or c["steal_ms"] is None else c["steal_ms"] + steal
-            c["lat"] += s.get("latencies_ms", [])
+            c["lat"].append(s.get("latencies_ms", []))
             c["p99s"].append(s["latency_ms"]["p99"])
             c["summary"] = s
             if mode == "fm":
@@ -588,11 +591,15 @@ def round_cells(a, out, http, queries, r, li, ld, cap):
             lat = c["summary"]["latency_ms"]
             stats = {"p99_ms": lat["p99"], "p50_ms": lat.get("p50"), "mean_ms": lat["mean"]}
         else:
-            stats = {"p99_ms": nearest_rank(c["lat"], 0.99), "p50_ms": nearest_rank(c["lat"], 0.5),
-                     "mean_ms": statistics.mean(c["lat"]), "measured": len(c["lat"]),
+            lat = [x for block in c["lat"] for x in block]
+            if not lat:
+                raise SystemExit(f"error: round {r + 1}, load {ld}, mode {mode}: no request was answered")
+            stats = {"p99_ms": nearest_rank(lat, 0.99), "p50_ms": nearest_rank(lat, 0.5),
+                     "mean_ms": statistics.mean(lat), "measured": len(lat),
                      "blocks": a.blocks, "block_p99_ms": c["p99s"]}
+            # Each block's latencies in send order (opensearch-null.py --edges trims them).
             with gzip.open(out / "latencies.jsonl.gz", "at") as f:
-                f.write(json.dumps({"round": r + 1, "load": ld, "mode": mode, "latencies_ms": c["lat"]}) + "\n")
+                f.write(json.dumps({"round": r + 1, "load": ld, "mode": mode, "blocks_ms": c["lat"]}) + "\n")
         cell = {"round": r + 1, "load": ld, "mode": mode, "rps": rps, "requests": per_block * a.blocks,
                 **stats, "failures": c["failures"], "steal_ms": c["steal_ms"]}
         if mode == "fm":

@@ -28,10 +28,15 @@ the mode's), with one slope b over every load, gives exp(a[load]): the ratio had
 lost the same time to steal. A 95% interval from the fit's residuals goes with each.
 
 Usage: python3 scripts/opensearch-null.py [--runs DIR] [--trials N] [--seed S] [--blocks K] [--pool RUN ...]
-(--blocks K: the noise of the runs whose cells the live script sent in K blocks.)
+       python3 scripts/opensearch-null.py --edges RUN SECONDS
+(--blocks K: the noise of the runs whose cells the live script sent in K blocks. --edges: a
+blocked run's paired ratios as recorded and with each block's first and last SECONDS of
+requests dropped, to see whether the node starting each block idle and draining at its end
+moves them.)
 Pure Python (no numpy); seeded.
 """
 import argparse
+import gzip
 import json
 import math
 import random
@@ -175,17 +180,89 @@ def steal_adjusted(runs_dir, names):
                   f"(95% interval {math.exp(a[ld] - half):.2f}-{math.exp(a[ld] + half):.2f}, {n} rounds)")
 
 
+def block_latencies(run_dir):
+    """{(round, load, mode): [each block's latencies in send order]} of a run the live script
+    sent in blocks: from latencies.jsonl.gz's per-block lists, or (runs that kept one list per
+    cell) that list cut at each block's measured count, read from load-runs.jsonl, which only
+    holds when no request in the cell failed."""
+    sizes = {}
+    for line in (run_dir / "load-runs.jsonl").read_text().splitlines():
+        x = json.loads(line)
+        parts = x["tag"].split("-")
+        if len(parts) == 4 and parts[0].startswith("r") and parts[3].startswith("b"):
+            sm = x["summary"]
+            key = (int(parts[0][1:]), float(parts[1]), parts[2])
+            ok = failures_of(sm) == 0
+            sizes.setdefault(key, []).append(sm["requests"] - sm["warmup"] if ok else None)
+    out = {}
+    with gzip.open(run_dir / "latencies.jsonl.gz", "rt") as f:
+        for line in f:
+            x = json.loads(line)
+            key = (x["round"], x["load"], x["mode"])
+            if "blocks_ms" in x:
+                out[key] = x["blocks_ms"]
+                continue
+            flat, cuts = x["latencies_ms"], sizes.get(key, [])
+            if None in cuts or sum(cuts) != len(flat):
+                raise SystemExit(f"error: {run_dir.name}: cannot split round {key[0]} load {key[1]} "
+                                 f"{key[2]} into its blocks (failed requests)")
+            blocks, i = [], 0
+            for n in cuts:
+                blocks.append(flat[i:i + n])
+                i += n
+            out[key] = blocks
+    return out
+
+
+def failures_of(summary):
+    return sum(int(summary.get(k, 0) or 0) for k in ("unavailable", "errors", "failed"))
+
+
+def edges(runs_dir, name, seconds):
+    """FM's paired p99 ratios of a blocked run as recorded and with each block's first and last
+    `seconds` of requests dropped (the node starting a block idle and draining at its end)."""
+    run_dir = runs_dir / name
+    res = json.loads((run_dir / "results.json").read_text())
+    rps = {(c["round"], c["load"]): c["rps"] for c in res["cells"]}
+    lat = block_latencies(run_dir)
+
+    def p99(blocks, drop):
+        xs = sorted(x for b in blocks for x in b[drop:len(b) - drop])
+        return xs[max(0, math.ceil(0.99 * len(xs)) - 1)] if xs else float("nan")
+
+    rounds = sorted({r for r, _, _ in lat})
+    halves = [rounds[i:i + 3] for i in range(0, len(rounds) - 2, 3)] or [rounds]
+    print(f"{name}: FM's p99 over each mode's, paired within a round; medians of rounds "
+          + ", ".join(f"{h[0]}-{h[-1]}" for h in halves) + f"; trimmed: each block's first and last {seconds:g} s dropped")
+    for mode in ("all", "none"):
+        for ld in sorted({l for _, l, _ in lat}):
+            row = []
+            for drop_s in (0.0, seconds):
+                ratios = {}
+                for r in rounds:
+                    if (r, ld, "fm") in lat and (r, ld, mode) in lat:
+                        drop = round(drop_s * rps[r, ld])
+                        ratios[r] = p99(lat[r, ld, "fm"], drop) / p99(lat[r, ld, mode], drop)
+                row.append(" ".join(f"{statistics.median(ratios[r] for r in h if r in ratios):.2f}" for h in halves))
+            print(f"  FM / {mode:4s} at {ld:.0%}: as recorded {row[0]}; trimmed {row[1]}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=Path, default=Path(__file__).resolve().parent.parent / "runs" / "opensearch")
     ap.add_argument("--trials", type=int, default=20000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--pool", nargs="+", default=[], metavar="RUN")
+    ap.add_argument("--edges", nargs=2, metavar=("RUN", "SECONDS"), default=None,
+                    help="a blocked run's ratios again without each block's first and last SECONDS")
     ap.add_argument("--blocks", type=int, default=1,
                     help="measure the noise of runs whose cells were sent in this many blocks (--blocks of the live script)")
     a = ap.parse_args()
     if a.trials < 1:
         ap.error("--trials must be at least 1")
+    if a.edges:
+        edges(a.runs, a.edges[0], float(a.edges[1]))
+        return
     se, sr, dof, used = noise(a.runs, a.blocks)
     print(f"{len(used)} runs with 3+ rounds under {a.runs}" + (f", cells in {a.blocks} blocks" if a.blocks > 1 else ""))
     print(f"sigma of a mode's log p99 in a round, round effect removed: {se:.3f} ({dof} dof); "
@@ -196,6 +273,10 @@ def main():
         row = [f"{e:.1f}: {pass_rate(rng, rounds, se, sr, e, a.trials):.2f}" for e in (1.0, 0.9, 0.8)]
         print(f"  R = {rounds:2d}   " + "   ".join(row))
     if a.pool:
+        designs = {cells_of(a.runs / name / "results.json")[2] for name in a.pool}
+        if len(designs) > 1:
+            ap.error(f"--pool mixes runs sent in one piece and in blocks ({sorted(designs)}): "
+                     "their steal relates to p99 differently; pool one design at a time")
         print("Paired, pooled over " + ", ".join(a.pool) + ":")
         pooled(a.runs, a.pool)
         print("At equal hypervisor steal, pooled over the same runs:")
