@@ -296,6 +296,7 @@ fn send(
         connections: args.connections,
         timeout,
         warmup: args.warmup,
+        keep_latencies: args.latencies.is_some(),
     };
     let summary = io_runtime(true)?.block_on(tailor_server::run_load(&cfg))?;
     crate::report_host(summary.run.host.as_ref());

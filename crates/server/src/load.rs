@@ -215,6 +215,9 @@ pub struct LoadConfig {
     pub timeout: Duration,
     /// Warm-up requests left out of the statistics; `None` means 5%.
     pub warmup: Option<usize>,
+    /// Keep each measured latency in the summary (`measured_latencies_ms`), not only the
+    /// histogram.
+    pub keep_latencies: bool,
 }
 
 /// Why a load run could not run.
@@ -273,7 +276,7 @@ pub struct LoadSummary {
     #[serde(skip)]
     pub latency_histogram: Option<LatencyRecorder>,
     /// The same latencies one by one, in the order of the requests' intended send times,
-    /// for `--latencies`.
+    /// for `--latencies` (empty unless the config's `keep_latencies`).
     #[serde(skip)]
     pub measured_latencies_ms: Vec<f64>,
 }
@@ -760,12 +763,16 @@ pub async fn run_load(cfg: &LoadConfig) -> Result<LoadSummary, LoadError> {
         duration_s: answering_s,
         generator_lateness_ms: lateness.stats(),
         latency_histogram: Some(latency),
-        measured_latencies_ms: latencies
-            .iter()
-            .zip(&measured)
-            .filter(|(_, &m)| m)
-            .map(|(&ms, _)| ms)
-            .collect(),
+        measured_latencies_ms: if cfg.keep_latencies {
+            latencies
+                .iter()
+                .zip(&measured)
+                .filter(|(_, &m)| m)
+                .map(|(&ms, _)| ms)
+                .collect()
+        } else {
+            Vec::new()
+        },
         run,
         unavailable: unavailable as u64,
         errors,

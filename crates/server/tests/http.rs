@@ -586,6 +586,7 @@ async fn the_load_client_counts_answers_and_refusals() {
         connections: 8,
         timeout: Duration::from_secs(10),
         warmup: Some(0),
+        keep_latencies: false,
     };
     let summary = run_load(&cfg).await.unwrap();
     assert_eq!(summary.run.completed, 60);
@@ -624,6 +625,7 @@ async fn drawn_work_drifts_from_phase_to_phase() {
         connections: 8,
         timeout: Duration::from_secs(10),
         warmup: Some(0),
+        keep_latencies: false,
     };
     let summary = run_load(&cfg).await.unwrap();
     assert_eq!(summary.run.completed, 40);
