@@ -452,6 +452,7 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     (out / "load-runs.jsonl").unlink(missing_ok=True)
     (out / "latencies.jsonl.gz").unlink(missing_ok=True)
+    (out / "fm-recent.jsonl.gz").unlink(missing_ok=True)
     if not Path(a.tailor).is_file():
         raise SystemExit(f"error: no tailor binary at {a.tailor} (cargo build --release)")
     t0 = time.monotonic()
@@ -605,7 +606,13 @@ def round_cells(a, out, http, queries, r, li, ld, cap):
         if mode == "fm":
             cell["fm_degrees"] = fm_acc["degrees"]
             cell.update({k: v for k, v in fm_acc.items() if k != "degrees"})
-            cell["fm_split"] = fm_split(http, fm_before)["groups"]
+            split = fm_split(http, fm_before)
+            cell["fm_split"] = split["groups"]
+            # The cell's queries one by one (run time, degree, load, sliced, refused), apart
+            # from results.json: why a long query stayed at degree 1 can be read from them.
+            with gzip.open(out / "fm-recent.jsonl.gz", "at") as f:
+                f.write(json.dumps({"round": r + 1, "load": ld, "truncated": split["truncated"],
+                                    **split["recent"]}) + "\n")
         cells.append(cell)
     return cells
 

@@ -29,10 +29,12 @@ lost the same time to steal. A 95% interval from the fit's residuals goes with e
 
 Usage: python3 scripts/opensearch-null.py [--runs DIR] [--trials N] [--seed S] [--blocks K] [--pool RUN ...]
        python3 scripts/opensearch-null.py --edges RUN SECONDS
+       python3 scripts/opensearch-null.py --longest RUN
 (--blocks K: the noise of the runs whose cells the live script sent in K blocks. --edges: a
 blocked run's paired ratios as recorded and with each block's first and last SECONDS of
 requests dropped, to see whether the node starting each block idle and draining at its end
-moves them.)
+moves them. --longest: FM's latency over each mode's query by query on the run's longest 3%
+of queries, per round.)
 Pure Python (no numpy); seeded.
 """
 import argparse
@@ -247,6 +249,29 @@ def edges(runs_dir, name, seconds):
             print(f"  FM / {mode:4s} at {ld:.0%}: as recorded {row[0]}; trimmed {row[1]}")
 
 
+def longest(runs_dir, name, share=0.03):
+    """Query by query, on a blocked run's longest `share` of queries: the modes got the same
+    queries in the same order, so each measured position is one query under every mode. The
+    longest are chosen by the mean of the three modes' log latencies, which favours no mode;
+    per round, the geometric mean of FM's latency over each mode's on them."""
+    lat = block_latencies(runs_dir / name)
+    print(f"{name}: the longest {share:.0%} of queries (by the modes' mean), per round: "
+          "geometric means of the paired latency ratios")
+    for ld in sorted({l for _, l, _ in lat}):
+        rows = {"FM / all": [], "FM / none": [], "all / none": []}
+        for r in sorted({r for r, l, _ in lat if l == ld}):
+            x = {m: [v for b in lat[r, ld, m] for v in b] for m in ("none", "all", "fm")}
+            k = len(x["none"])
+            if any(len(v) != k for v in x.values()):
+                raise SystemExit(f"error: {name}: round {r} load {ld}: the modes measured different counts")
+            key = [sum(math.log(x[m][i]) for m in x) / 3 for i in range(k)]
+            top = sorted(range(k), key=key.__getitem__)[-max(1, int(k * share)):]
+            for label, (p, q) in (("FM / all", ("fm", "all")), ("FM / none", ("fm", "none")),
+                                  ("all / none", ("all", "none"))):
+                rows[label].append(math.exp(statistics.mean(math.log(x[p][i] / x[q][i]) for i in top)))
+        print(f"  at {ld:.0%}: " + "; ".join(f"{k} " + " ".join(f"{v:.2f}" for v in vs) for k, vs in rows.items()))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=Path, default=Path(__file__).resolve().parent.parent / "runs" / "opensearch")
@@ -255,11 +280,16 @@ def main():
     ap.add_argument("--pool", nargs="+", default=[], metavar="RUN")
     ap.add_argument("--edges", nargs=2, metavar=("RUN", "SECONDS"), default=None,
                     help="a blocked run's ratios again without each block's first and last SECONDS")
+    ap.add_argument("--longest", metavar="RUN", default=None,
+                    help="a blocked run's paired ratios query by query on its longest 3%% of queries")
     ap.add_argument("--blocks", type=int, default=1,
                     help="measure the noise of runs whose cells were sent in this many blocks (--blocks of the live script)")
     a = ap.parse_args()
     if a.trials < 1:
         ap.error("--trials must be at least 1")
+    if a.longest:
+        longest(a.runs, a.longest)
+        return
     if a.edges:
         edges(a.runs, a.edges[0], float(a.edges[1]))
         return
