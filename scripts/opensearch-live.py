@@ -612,7 +612,7 @@ def round_cells(a, out, http, queries, r, li, ld, cap):
             # from results.json: why a long query stayed at degree 1 can be read from them.
             with gzip.open(out / "fm-recent.jsonl.gz", "at") as f:
                 f.write(json.dumps({"round": r + 1, "load": ld, "truncated": split["truncated"],
-                                    **split["recent"]}) + "\n")
+                                    "queries": split["recent"]}) + "\n")
         cells.append(cell)
     return cells
 

@@ -16,7 +16,10 @@ import org.opensearch.search.deciders.ConcurrentSearchRequestDecider;
  * <p>A sliced query at degree 1 costs more than the same query unsliced (likely because each
  * slice has its own collector and its own top-k threshold). Measured on GCIDE with 16 slices on 2
  * vCPUs, FM with a table that never sends a helper had a mean latency 1.1-1.6x mode {@code
- * none}'s at 45-75% load, paired by round (docs/opensearch.md, run degree1). A query that would
+ * none}'s at 45-75% load, paired by round (docs/opensearch.md, run degree1). That was before
+ * FmExecutor ran a query's slices inline on its caller; since then the node's CPU per query with
+ * every query sliced at degree 1 is within a few percent of mode {@code none}'s at 1-16 slices
+ * (run slice-cost), so whether this decider still pays for itself is open. A query that would
  * wait for a core on arrival would pay that and is unlikely to gain, so it runs unsliced. This is
  * tailor's departure from the FM paper (Haque et al., ASPLOS 2015, §4.2), whose Lucene requests
  * were always divisible at no cost: the choice of path is made once, on arrival, and such a query
