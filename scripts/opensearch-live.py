@@ -363,7 +363,7 @@ def fm_split(http, before):
     st = http.call("GET", "/_tailor/fm/stats?recent=10000")
     k = st["queries"] - before
     rec = st["recent"]
-    rows = list(zip(rec["run_us"], rec["degree"], rec["load"]))[-k:]
+    rows = list(zip(rec["run_us"], rec["degree"], rec["load"]))[-k:] if k > 0 else []
     # Whether each was sliced, and the helpers the guard withheld from it (absent from plugins
     # built before 2026-11-28 23:45).
     extra = {key: rec[key][len(rec[key]) - len(rows):] for key in ("sliced", "refused") if key in rec}

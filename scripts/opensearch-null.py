@@ -187,6 +187,9 @@ def block_latencies(run_dir):
     sent in blocks: from latencies.jsonl.gz's per-block lists, or (runs that kept one list per
     cell) that list cut at each block's measured count, read from load-runs.jsonl, which only
     holds when no request in the cell failed."""
+    if not (run_dir / "latencies.jsonl.gz").is_file():
+        raise SystemExit(f"error: {run_dir}: no latencies.jsonl.gz; --edges and --longest need a run "
+                         "the live script sent with --blocks")
     sizes = {}
     for line in (run_dir / "load-runs.jsonl").read_text().splitlines():
         x = json.loads(line)
@@ -224,16 +227,18 @@ def edges(runs_dir, name, seconds):
     """FM's paired p99 ratios of a blocked run as recorded and with each block's first and last
     `seconds` of requests dropped (the node starting a block idle and draining at its end)."""
     run_dir = runs_dir / name
+    lat = block_latencies(run_dir)
     res = json.loads((run_dir / "results.json").read_text())
     rps = {(c["round"], c["load"]): c["rps"] for c in res["cells"]}
-    lat = block_latencies(run_dir)
 
     def p99(blocks, drop):
         xs = sorted(x for b in blocks for x in b[drop:len(b) - drop])
         return xs[max(0, math.ceil(0.99 * len(xs)) - 1)] if xs else float("nan")
 
     rounds = sorted({r for r, _, _ in lat})
+    # Groups of three rounds (the issue's statistic); rounds left over join the last group.
     halves = [rounds[i:i + 3] for i in range(0, len(rounds) - 2, 3)] or [rounds]
+    halves[-1] = halves[-1] + rounds[sum(len(h) for h in halves):]
     print(f"{name}: FM's p99 over each mode's, paired within a round; medians of rounds "
           + ", ".join(f"{h[0]}-{h[-1]}" for h in halves) + f"; trimmed: each block's first and last {seconds:g} s dropped")
     for mode in ("all", "none"):
@@ -260,10 +265,13 @@ def longest(runs_dir, name, share=0.03):
     for ld in sorted({l for _, l, _ in lat}):
         rows = {"FM / all": [], "FM / none": [], "all / none": []}
         for r in sorted({r for r, l, _ in lat if l == ld}):
+            sizes = {m: [len(b) for b in lat[r, ld, m]] for m in ("none", "all", "fm")}
+            if len({tuple(v) for v in sizes.values()}) > 1:
+                # A failed request leaves no line, so positions would no longer pair up.
+                raise SystemExit(f"error: {name}: round {r} load {ld}: the modes measured different "
+                                 f"counts in some block ({sizes}); their queries cannot be paired")
             x = {m: [v for b in lat[r, ld, m] for v in b] for m in ("none", "all", "fm")}
             k = len(x["none"])
-            if any(len(v) != k for v in x.values()):
-                raise SystemExit(f"error: {name}: round {r} load {ld}: the modes measured different counts")
             key = [sum(math.log(x[m][i]) for m in x) / 3 for i in range(k)]
             top = sorted(range(k), key=key.__getitem__)[-max(1, int(k * share)):]
             for label, (p, q) in (("FM / all", ("fm", "all")), ("FM / none", ("fm", "none")),
@@ -291,7 +299,13 @@ def main():
         longest(a.runs, a.longest)
         return
     if a.edges:
-        edges(a.runs, a.edges[0], float(a.edges[1]))
+        try:
+            seconds = float(a.edges[1])
+        except ValueError:
+            seconds = -1.0
+        if not seconds >= 0:
+            ap.error(f"--edges {a.edges[0]} {a.edges[1]}: SECONDS must be a number, 0 or more")
+        edges(a.runs, a.edges[0], seconds)
         return
     se, sr, dof, used = noise(a.runs, a.blocks)
     print(f"{len(used)} runs with 3+ rounds under {a.runs}" + (f", cells in {a.blocks} blocks" if a.blocks > 1 else ""))
@@ -307,6 +321,9 @@ def main():
         if len(designs) > 1:
             ap.error(f"--pool mixes runs sent in one piece and in blocks ({sorted(designs)}): "
                      "their steal relates to p99 differently; pool one design at a time")
+        if designs != {a.blocks}:
+            ap.error(f"--pool's runs were sent in {designs.pop()} block(s): give the same --blocks, "
+                     "so that the noise printed is that design's")
         print("Paired, pooled over " + ", ".join(a.pool) + ":")
         pooled(a.runs, a.pool)
         print("At equal hypervisor steal, pooled over the same runs:")
