@@ -39,11 +39,18 @@ Pure Python (no numpy); seeded.
 """
 import argparse
 import gzip
+import importlib.util
 import json
 import math
 import random
 import statistics
 from pathlib import Path
+
+# The live script's own definitions (its p99 and what counts as a failed request), so that the
+# two scripts cannot drift apart.
+_spec = importlib.util.spec_from_file_location("opensearch_live", Path(__file__).resolve().parent / "opensearch-live.py")
+LIVE = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(LIVE)
 
 T975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26,
         10: 2.23, 11: 2.20, 12: 2.18, 14: 2.14, 17: 2.11, 20: 2.09, 29: 2.05}
@@ -197,7 +204,7 @@ def block_latencies(run_dir):
         if len(parts) == 4 and parts[0].startswith("r") and parts[3].startswith("b"):
             sm = x["summary"]
             key = (int(parts[0][1:]), float(parts[1]), parts[2])
-            ok = failures_of(sm) == 0
+            ok = LIVE.failures(sm) == 0
             sizes.setdefault(key, []).append(sm["requests"] - sm["warmup"] if ok else None)
     out = {}
     with gzip.open(run_dir / "latencies.jsonl.gz", "rt") as f:
@@ -219,10 +226,6 @@ def block_latencies(run_dir):
     return out
 
 
-def failures_of(summary):
-    return sum(int(summary.get(k, 0) or 0) for k in ("unavailable", "errors", "failed"))
-
-
 def edges(runs_dir, name, seconds):
     """FM's paired p99 ratios of a blocked run as recorded and with each block's first and last
     `seconds` of requests dropped (the node starting a block idle and draining at its end)."""
@@ -232,8 +235,8 @@ def edges(runs_dir, name, seconds):
     rps = {(c["round"], c["load"]): c["rps"] for c in res["cells"]}
 
     def p99(blocks, drop):
-        xs = sorted(x for b in blocks for x in b[drop:len(b) - drop])
-        return xs[max(0, math.ceil(0.99 * len(xs)) - 1)] if xs else float("nan")
+        xs = [x for b in blocks for x in b[drop:len(b) - drop]]
+        return LIVE.nearest_rank(xs, 0.99) if xs else float("nan")
 
     rounds = sorted({r for r, _, _ in lat})
     # Groups of three rounds (the issue's statistic); rounds left over join the last group.
