@@ -256,7 +256,7 @@ class Node:
         cmd = ["java", f"-Xms{a.heap}", f"-Xmx{a.heap}", "-Djna.nosys=true", "-Djna.nounpack=true", "-cp", node_cp,
                "dev.tailor.opensearch.bench.BenchNode", self.home, f"http.port={a.port}",
                f"transport.port={a.port + 100}", f"path.data={self.home / 'data'}",
-               "tailor.fm.table=fm-table.json", f"tailor.fm.cores={a.cores}", "tailor.fm.enabled=false"]
+               "tailor.fm.table=fm-table.json", f"tailor.fm.cores={a.fm_cores or a.cores}", "tailor.fm.enabled=false"] + a.node_setting
         self.log = open(out / "node.log", "w")
         self.proc = subprocess.Popen([str(c) for c in cmd], stdout=self.log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
@@ -391,6 +391,10 @@ def main():
     p.add_argument("--scratch", default="/tmp/tailor-opensearch-live",
                    help="the corpus, the node's home and index, tailor's data (large; not results)")
     p.add_argument("--cores", type=int, default=os.cpu_count())
+    p.add_argument("--fm-cores", type=int, default=None,
+                   help="the plugin's tailor.fm.cores (default: --cores). A diagnostic: a value above the "
+                        "machine's cores loosens FM's guard (more helpers, fewer yields); the table is still "
+                        "planned for --cores")
     p.add_argument("--segments", type=int, default=16)
     p.add_argument("--fm-search-mode", choices=("auto", "all"), default="auto",
                    help="search.concurrent_segment_search.mode while FM is on: auto (FM's decider slices only "
@@ -422,6 +426,9 @@ def main():
                    help="send each cell in this many blocks, the modes taking turns block by block "
                         "(1: each cell in one piece, as runs before 2026-11-29 did)")
     p.add_argument("--heap", default="2g")
+    p.add_argument("--node-setting", action="append", default=[], metavar="KEY=VALUE",
+                   help="an extra setting for the node, every mode (repeatable), e.g. "
+                        "thread_pool.index_searcher.size=1, which caps mode all's threads per search")
     p.add_argument("--port", type=int, default=9250)
     p.add_argument("--quick", action="store_true", help="a small trial of every step, not a result")
     p.add_argument("--pack", default=None, metavar="DIR",
@@ -436,6 +443,11 @@ def main():
         p.error("--pack-xz needs --pack DIR")
     if a.blocks < 1:
         p.error(f"--blocks {a.blocks}: expected 1 or more")
+    if a.fm_cores is not None and a.fm_cores < 1:
+        p.error(f"--fm-cores {a.fm_cores}: expected 1 or more")
+    for kv in a.node_setting:
+        if "=" not in kv or kv.startswith("="):
+            p.error(f"--node-setting {kv!r}: expected KEY=VALUE")
     if a.summarize:
         for d in a.summarize:
             res = json.loads((Path(d) / "results.json").read_text())
@@ -642,6 +654,10 @@ def write_report(out, res):
              f"- {res['documents']} documents in {res['segments_indexed']} segments, "
              f"search.concurrent.max_slice_count {res.get('max_slice_count') or '0 (Lucene slicing)'}; "
              f"FM's search mode {res['args'].get('fm_search_mode', 'all')}; "
+             + (f"FM's cores setting {res['args']['fm_cores']} (not the machine's); "
+                if res['args'].get('fm_cores') else "")
+             + "".join(f"node setting {kv}; " for kv in res['args'].get('node_setting') or [])
+             +
              f"table: `tailor {res['plan']}`",
              f"- capacity (mode none): {res['capacity']['capacity_rps']:.1f} queries/s "
              + (f"(given with --capacity)" if res['capacity'].get('given')

@@ -38,8 +38,12 @@ import org.apache.lucene.store.Directory;
  * <p>The index has {@code --segments} segments (no merging) and every segment is a slice, as
  * tailor's tantivy index is searched segment by segment. Degree d runs a query's slices on the
  * calling thread and d - 1 pool threads (Lucene's {@code TaskExecutor}). Each time is the median of
- * {@code --repeat} runs after one warm-up pass. With {@code --units-out}, each query's slice times
- * at degree 1 are written too ({@code request,part,ms}).
+ * {@code --repeat} runs after one warm-up pass at every degree. A query's degrees are timed side by
+ * side, in turn, not in one pass over every query per degree: timed that way on a shared two-core
+ * VM, some queries ran 2-3x faster at degree 2 than at degree 1, which two threads cannot do, as a
+ * slow spell of the machine during one pass falls on that degree alone (docs/opensearch.md,
+ * 2026-11-29). With {@code --units-out}, each query's slice times at degree
+ * 1 are written too ({@code request,part,ms}).
  *
  * <pre>
  * java -cp ... dev.tailor.lucene.LuceneProfile --corpus docs.jsonl --queries queries.jsonl \
@@ -135,35 +139,46 @@ public final class LuceneProfile {
           s.degrees());
       double[][] ms = new double[specs.size()][s.degrees()];
       List<double[]> units = new ArrayList<>();
-      for (int d = 1; d <= s.degrees(); d++) {
-        ExecutorService pool = d > 1 ? Executors.newFixedThreadPool(d - 1) : null;
-        try {
-          // At degree 1 the slices run one after another on the calling thread (an executor
-          // that runs each task where it is given), still one per segment.
-          SegmentSearcher searcher =
-              new SegmentSearcher(reader, pool != null ? pool : Runnable::run);
-          for (QuerySpecs.Spec q : specs) {
-            searcher.run(q); // warm-up
+      List<ExecutorService> pools = new ArrayList<>();
+      try {
+        // One searcher per degree. At degree 1 the slices run one after another on the calling
+        // thread (an executor that runs each task where it is given), still one per segment.
+        SegmentSearcher[] searchers = new SegmentSearcher[s.degrees()];
+        for (int d = 1; d <= s.degrees(); d++) {
+          ExecutorService pool = d > 1 ? Executors.newFixedThreadPool(d - 1) : null;
+          if (pool != null) {
+            pools.add(pool);
           }
-          for (int i = 0; i < specs.size(); i++) {
-            double[] runs = new double[s.repeat()];
-            for (int r = 0; r < s.repeat(); r++) {
+          searchers[d - 1] = new SegmentSearcher(reader, pool != null ? pool : Runnable::run);
+        }
+        for (SegmentSearcher searcher : searchers) {
+          for (QuerySpecs.Spec q : specs) {
+            searcher.run(q); // warm-up, every degree
+          }
+        }
+        // A query's degrees are timed side by side, in an order rotated per query and repeat, so
+        // that a slow spell of the machine (a steal burst, a JIT recompilation) falls on all its
+        // degrees alike instead of on one degree's pass.
+        for (int i = 0; i < specs.size(); i++) {
+          double[][] runs = new double[s.degrees()][s.repeat()];
+          for (int r = 0; r < s.repeat(); r++) {
+            for (int k = 0; k < s.degrees(); k++) {
+              int d = (i + r + k) % s.degrees();
+              SegmentSearcher searcher = searchers[d];
               searcher.slices.clear();
               long t0 = System.nanoTime();
               searcher.run(specs.get(i));
-              runs[r] = (System.nanoTime() - t0) / 1e6;
-            }
-            Arrays.sort(runs);
-            ms[i][d - 1] = runs[runs.length / 2];
-            if (d == 1) {
-              units.add(searcher.slices.stream().mapToDouble(Double::doubleValue).toArray());
+              runs[d][r] = (System.nanoTime() - t0) / 1e6;
             }
           }
-        } finally {
-          if (pool != null) {
-            pool.shutdownNow();
+          for (int d = 0; d < s.degrees(); d++) {
+            Arrays.sort(runs[d]);
+            ms[i][d] = runs[d][runs[d].length / 2];
           }
+          units.add(searchers[0].slices.stream().mapToDouble(Double::doubleValue).toArray());
         }
+      } finally {
+        pools.forEach(ExecutorService::shutdownNow);
       }
       write(s, ms, units);
     }
