@@ -40,9 +40,9 @@ import org.apache.lucene.store.Directory;
  * calling thread and d - 1 pool threads (Lucene's {@code TaskExecutor}). Each time is the median of
  * {@code --repeat} runs after one warm-up pass at every degree. A query's degrees are timed side by
  * side, in turn, not in one pass over every query per degree: timed that way on a shared two-core
- * VM, some queries ran 2-3x faster at degree 2 than at degree 1, which two threads cannot do, as a
- * slow spell of the machine during one pass falls on that degree alone (docs/opensearch.md,
- * 2026-11-29). With {@code --units-out}, each query's slice times at degree
+ * VM, some queries ran 2-8x faster at degree 2 than at degree 1, which two threads cannot do:
+ * likely a slow spell of the machine during one pass, which falls on that degree alone
+ * (docs/opensearch.md, 2026-11-29). With {@code --units-out}, each query's slice times at degree
  * 1 are written too ({@code request,part,ms}).
  *
  * <pre>
