@@ -217,6 +217,8 @@ def profile_and_plan(a, out, lucene_cp, corpus, queries):
     args = [a.tailor, "plan", "fm", "--profile", profile, "--cores", cores, "--max-degree", deg, "--step",
             f"{STEP_MS}ms", "--max-interval", f"{y}ms", "--percentile", "0.99", "--max-load", max(32, 4 * cores),
             "--target-parallelism", a.target_parallelism or search_pool(cores)]
+    if a.keep_sequential is not None:
+        args += ["--keep-sequential", a.keep_sequential]
     bound = None
     if a.latency_bound_share is not None:
         # Theorem 1's form (docs/fm-planner.md, "A latency bound"): the bound sits at this share
@@ -410,6 +412,10 @@ def main():
     p.add_argument("--latency-bound-share", type=float, default=None,
                    help="plan in Theorem 1's form, the p99 bound at this share of the way from the least "
                         "p99 a schedule reaches at load 1 (0) to the sequential p99 (1)")
+    p.add_argument("--keep-sequential", type=float, default=None, metavar="PCT",
+                   help="tailor plan fm --keep-sequential: no helper before the profiled time by which "
+                        "this percent of the profile's queries finish at degree 1 (the node's clock runs "
+                        "longer than the profile's, so 50 may send helpers to the node's shortest half)")
     p.add_argument("--target-parallelism", type=float, default=None,
                    help="the table's target_p (default: the search pool's size, 3 * cores / 2 + 1)")
     p.add_argument("--query-count", type=int, default=2000)
@@ -441,6 +447,8 @@ def main():
     a = p.parse_args()
     if a.pack_xz and not a.pack:
         p.error("--pack-xz needs --pack DIR")
+    if a.keep_sequential is not None and not 0 < a.keep_sequential <= 100:
+        p.error(f"--keep-sequential {a.keep_sequential}: expected a percent above 0 and at most 100")
     if a.blocks < 1:
         p.error(f"--blocks {a.blocks}: expected 1 or more")
     if a.fm_cores is not None and a.fm_cores < 1:

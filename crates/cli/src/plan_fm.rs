@@ -88,6 +88,14 @@ pub(crate) struct FmArgs {
     /// (docs/fm-planner.md, "A latency bound").
     #[arg(long = "latency-bound", value_name = "DURATION", value_parser = bounds::TIME)]
     latency_bound_ms: Option<f64>,
+    /// Keep the shortest PCT percent of the profile's requests sequential: search only
+    /// schedules whose first interval v1 (executed time at degree 1 before a second
+    /// thread) is at least the time by which that share finishes sequentially, rounded up
+    /// to the grid and at most --max-interval (tailor's departure from the paper's Fig. 7,
+    /// docs/fm-planner.md, "Keeping short requests sequential"). Works with either
+    /// --method and with --latency-bound.
+    #[arg(long = "keep-sequential", value_name = "PCT", value_parser = bounds::percent)]
+    keep_sequential: Option<f64>,
     /// How the parallelism model counts a request's wait v0.
     #[arg(long, value_enum, default_value_t = Waits::Running)]
     wait_model: Waits,
@@ -173,6 +181,18 @@ pub(crate) fn fm(args: FmArgs) -> anyhow::Result<()> {
         None => p,
     };
     let (mut exact, mut problem) = (charge(exact), charge(problem));
+    if let Some(pct) = args.keep_sequential {
+        (exact, problem) = (
+            exact.with_keep_sequential(pct / 100.0)?,
+            problem.with_keep_sequential(pct / 100.0)?,
+        );
+        eprintln!(
+            "--keep-sequential {pct}: no second thread before {} ms of executed time, by \
+             which the profile's shortest {pct}% finish sequentially (rounded up to the \
+             grid, at most --max-interval)",
+            problem.min_v1_ms()
+        );
+    }
     let mut method = args.method;
     if let Some(d) = args.latency_bound_ms {
         (exact, problem) = (exact.with_latency_bound(d), problem.with_latency_bound(d));

@@ -82,6 +82,29 @@ fn plan_fm_searches_a_ladder_of_degrees_on_request() {
 }
 
 #[test]
+fn plan_fm_keeps_the_shortest_requests_sequential_on_request() {
+    // Figure 5's short request takes 50 ms: with the shortest half kept sequential no row
+    // adds a thread before 50 ms, where Fig. 7 starts loads 1-2 at degree 3.
+    let out = plan_fig5(&["--keep-sequential", "50"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no second thread before 50 ms"),
+        "{}",
+        stderr(&out)
+    );
+    let got: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    for row in got["rows"].as_array().unwrap() {
+        assert!(row["intervals_ms"][1].as_f64().unwrap() >= 50.0, "{row}");
+    }
+    assert_eq!(
+        got["rows"][0]["intervals_ms"],
+        serde_json::json!([0.0, 50.0, 0.0])
+    );
+    let out = plan_fig5(&["--keep-sequential", "0"]);
+    assert_refused(&out, "--keep-sequential", "a share of 0");
+}
+
+#[test]
 fn plan_fm_keeps_the_papers_literal_reading_selectable() {
     let out = plan_fig5(&["--wait-model", "paper"]);
     assert!(out.status.success(), "{}", stderr(&out));

@@ -57,6 +57,9 @@ fn fold_schedules(problem: &FmProblem, range: Range<u64>) -> Choices {
             ),
             |(mut choices, mut grid, mut v, mut times), index| {
                 decode(index, g, n, &mut grid);
+                if !problem.allows(&grid) {
+                    return (choices, grid, v, times);
+                }
                 v.clear();
                 v.extend(grid.iter().map(|j| problem.grid(*j as usize)));
                 times.clear();

@@ -185,6 +185,9 @@ pub struct FmProblem {
     /// Theorem 1's form ([`FmProblem::with_latency_bound`]): the bound d on the
     /// beta-percentile, in ms, under which the least resource usage is sought.
     latency_bound_ms: Option<f64>,
+    /// [`FmProblem::with_keep_sequential`]: the smallest grid index v1 may take, with the
+    /// executed time it stands for; 0 (no floor) by default.
+    min_v1: (u32, f64),
 }
 
 /// The planner's model predictions for one schedule at one load.
@@ -373,6 +376,7 @@ impl FmProblem {
             total_weight,
             degrees,
             latency_bound_ms: None,
+            min_v1: (0, 0.0),
         })
     }
 
@@ -410,6 +414,60 @@ impl FmProblem {
     pub fn with_latency_bound(mut self, bound_ms: f64) -> Self {
         self.latency_bound_ms = Some(bound_ms);
         self
+    }
+
+    /// Keeps the shortest `share` (in (0, 1]) of the (weighted) requests sequential: only
+    /// schedules whose first interval v1, the executed time at degree 1 before a second
+    /// thread, is at least the share's quantile of the requests' sequential times are
+    /// searched, at every load (v1 rounded up to the grid, and at most y, the grid's end,
+    /// where a request longer than y still gets its helper). The paper's tables give no
+    /// such floor (Fig. 7 parallelizes every request at once at low load, §4.1); it is
+    /// tailor's departure for engines whose short requests gain nothing from a thread
+    /// and pay for it (OpenSearch RFC #14781; docs/fm-planner.md, "Keeping short requests
+    /// sequential"). Both searches honour it; [`FmProblem::min_v1_ms`] gives the floor.
+    pub fn with_keep_sequential(mut self, share: f64) -> Result<Self, PlanError> {
+        if !(share > 0.0 && share <= 1.0) {
+            return Err(PlanError::BadParameter {
+                name: "--keep-sequential",
+                reason: format!("must lie in (0, 100] percent, found {}", 100.0 * share),
+            });
+        }
+        let mut times: Vec<(f64, u32)> = self
+            .seq
+            .iter()
+            .copied()
+            .zip(self.weight.iter().copied())
+            .collect();
+        let need = model::tail_rank(share, self.total_weight);
+        times.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        let mut acc = 0u64;
+        let quantile = times
+            .iter()
+            .find(|(_, w)| {
+                acc += u64::from(*w);
+                acc >= need
+            })
+            .map_or(0.0, |(t, _)| *t);
+        let y_index = self.grid_len - 1;
+        let j = self
+            .grid_values
+            .iter()
+            .position(|v| model::cmp_time(*v, quantile).is_ge())
+            .unwrap_or(y_index);
+        self.min_v1 = (j as u32, self.grid_values[j]);
+        Ok(self)
+    }
+
+    /// The floor on v1 of [`FmProblem::with_keep_sequential`] in ms (0 without one).
+    pub fn min_v1_ms(&self) -> f64 {
+        self.min_v1.1
+    }
+
+    /// Whether the schedule with grid indices `grid` (v0, v1, ...) may be chosen: its v1
+    /// is not below [`FmProblem::with_keep_sequential`]'s floor. A problem of degree 1
+    /// has no v1 and every schedule may be.
+    pub(crate) fn allows(&self, grid: &[u32]) -> bool {
+        grid.get(1).is_none_or(|&v1| v1 >= self.min_v1.0)
     }
 
     /// The bound of [`FmProblem::with_latency_bound`], if any.

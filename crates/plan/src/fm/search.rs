@@ -195,6 +195,11 @@ impl<'p> Scratch<'p> {
             self.key[d] = (rest % g as u64) as u32;
             rest /= g as u64;
         }
+        // A prefix whose v1 is below the floor offers nothing (offer_all_loads checks too,
+        // for n = 2, where v1 is the last interval).
+        if m >= 1 && !p.allows(&self.key) {
+            return;
+        }
 
         // Walk each request through the prefix phases (Eq. 1's first cases).
         let mut v = [0.0; MAX_PREFIX];
@@ -382,6 +387,9 @@ impl<'p> Scratch<'p> {
     /// `tail` and `sum_t` are for v0 = 0; `sum_h` does not depend on v0.
     fn offer_all_loads(&mut self, tail: f64, sum_t: f64, sum_h: f64) {
         let p = self.p;
+        if !p.allows(&self.key) {
+            return;
+        }
         let g = p.grid_len;
         let step = p.params.step_ms;
         let total_w = p.total_weight as f64;
