@@ -222,8 +222,9 @@ def profile_and_plan(a, out, lucene_cp, corpus, queries):
     bound = None
     if a.latency_bound_share is not None:
         # Theorem 1's form (docs/fm-planner.md, "A latency bound"): the bound sits at this share
-        # of the way from the least p99 any schedule reaches at load 1 (Fig. 7's row 1) to the
-        # sequential p99, so that it can be met and still saves CPU.
+        # of the way from the least p99 any schedule reaches at load 1 (Fig. 7's row 1; with
+        # --keep-sequential, any schedule that keeps its floor) to the sequential p99, so that
+        # it can be met and still saves CPU.
         fig7 = out / "fm-table-fig7.json"
         sh(args + ["--no-check", "--out", fig7], timeout=1800)
         least = json.loads(fig7.read_text())["rows"][0]["tail_ms"]
@@ -414,7 +415,7 @@ def main():
                         "p99 a schedule reaches at load 1 (0) to the sequential p99 (1)")
     p.add_argument("--keep-sequential", type=float, default=None, metavar="PCT",
                    help="tailor plan fm --keep-sequential: no helper before the profiled time by which "
-                        "this percent of the profile's queries finish at degree 1 (the node's clock runs "
+                        "this percent of the profile's queries finish at degree 1 (the node's queries run "
                         "longer than the profile's, so 50 may send helpers to the node's shortest half)")
     p.add_argument("--target-parallelism", type=float, default=None,
                    help="the table's target_p (default: the search pool's size, 3 * cores / 2 + 1)")
@@ -447,7 +448,7 @@ def main():
     a = p.parse_args()
     if a.pack_xz and not a.pack:
         p.error("--pack-xz needs --pack DIR")
-    if a.keep_sequential is not None and not 0 < a.keep_sequential <= 100:
+    if a.keep_sequential is not None and not 0 < a.keep_sequential <= 100:  # percent: 1 is 1%
         p.error(f"--keep-sequential {a.keep_sequential}: expected a percent above 0 and at most 100")
     if a.blocks < 1:
         p.error(f"--blocks {a.blocks}: expected 1 or more")

@@ -75,6 +75,8 @@ pub(crate) fn quantum_ms(given: Option<f64>, tables: &tailor_core::Tables) -> f6
 pub(crate) const SPIN_RATE: Real = Real::open(0.0, 100_000.0, "iterations per microsecond");
 /// A fraction in (0, 1]: a percentile, a utilization.
 pub(crate) const FRACTION: Real = Real::open(0.0, 1.0, "a fraction");
+/// A percent in (0, 100], read as a percent only (`1` is 1%, unlike a percentile).
+pub(crate) const PERCENT: Real = Real::open(0.0, 100.0, "a percent");
 /// A fraction in [0, 1].
 pub(crate) const FRACTION0: Real = Real::closed(0.0, 1.0, "a fraction");
 /// A positive quantity such as a target parallelism or a capacity.

@@ -92,9 +92,9 @@ pub(crate) struct FmArgs {
     /// schedules whose first interval v1 (executed time at degree 1 before a second
     /// thread) is at least the time by which that share finishes sequentially, rounded up
     /// to the grid and at most --max-interval (tailor's departure from the paper's Fig. 7,
-    /// docs/fm-planner.md, "Keeping short requests sequential"). Works with either
-    /// --method and with --latency-bound.
-    #[arg(long = "keep-sequential", value_name = "PCT", value_parser = bounds::percent)]
+    /// docs/fm-planner.md, "Keeping short requests sequential"). PCT is in percent
+    /// (1 is 1%). Works with either --method, --bins and --latency-bound.
+    #[arg(long = "keep-sequential", value_name = "PCT", value_parser = bounds::PERCENT)]
     keep_sequential: Option<f64>,
     /// How the parallelism model counts a request's wait v0.
     #[arg(long, value_enum, default_value_t = Waits::Running)]
@@ -182,15 +182,15 @@ pub(crate) fn fm(args: FmArgs) -> anyhow::Result<()> {
     };
     let (mut exact, mut problem) = (charge(exact), charge(problem));
     if let Some(pct) = args.keep_sequential {
-        (exact, problem) = (
-            exact.with_keep_sequential(pct / 100.0)?,
-            problem.with_keep_sequential(pct / 100.0)?,
-        );
+        // The floor comes from the requests themselves, never from bins' means, and the
+        // binned search keeps the same one, so that --compare-exact compares like with like.
+        exact = exact.with_keep_sequential(pct / 100.0)?;
+        problem = problem.with_min_v1_ms(exact.min_v1_ms());
         eprintln!(
             "--keep-sequential {pct}: no second thread before {} ms of executed time, by \
              which the profile's shortest {pct}% finish sequentially (rounded up to the \
              grid, at most --max-interval)",
-            problem.min_v1_ms()
+            exact.min_v1_ms()
         );
     }
     let mut method = args.method;

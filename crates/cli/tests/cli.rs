@@ -100,8 +100,21 @@ fn plan_fm_keeps_the_shortest_requests_sequential_on_request() {
         got["rows"][0]["intervals_ms"],
         serde_json::json!([0.0, 50.0, 0.0])
     );
-    let out = plan_fig5(&["--keep-sequential", "0"]);
-    assert_refused(&out, "--keep-sequential", "a share of 0");
+    // A percent, not a fraction: 1 is 1% (the short request), 100 is every request (y).
+    let row1 = |pct: &str| {
+        let out = plan_fig5(&["--keep-sequential", pct]);
+        let got: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        got["rows"][0]["intervals_ms"].clone()
+    };
+    assert_eq!(row1("1"), serde_json::json!([0.0, 50.0, 0.0]));
+    assert_eq!(row1("100"), serde_json::json!([0.0, 150.0, 0.0]));
+    for bad in ["0", "101", "1e9", "x"] {
+        assert_refused(
+            &plan_fig5(&["--keep-sequential", bad]),
+            "--keep-sequential",
+            bad,
+        );
+    }
 }
 
 #[test]

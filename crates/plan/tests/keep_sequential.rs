@@ -9,7 +9,8 @@ use common::profile_of;
 use proptest::prelude::*;
 use tailor_core::ThreadModel;
 use tailor_plan::{
-    plan_fm, plan_fm_exhaustive, FmParams, FmProblem, PlanError, WaitModel, PARALLELISM_TOLERANCE,
+    binned_problem, plan_fm, plan_fm_exhaustive, FmParams, FmProblem, PlanError, WaitModel,
+    PARALLELISM_TOLERANCE,
 };
 
 fn params(n: usize, step: f64, steps: usize, target: f64, max_load: usize) -> FmParams {
@@ -67,12 +68,15 @@ proptest! {
         target in 0.5f64..6.0,
         max_load in 1usize..=5,
         share in 0.01f64..=1.0,
+        wait_model in prop_oneof![Just(WaitModel::Paper), Just(WaitModel::Running)],
+        thread_model in prop_oneof![Just(ThreadModel::Held), Just(ThreadModel::Busy)],
     ) {
         let requests: Vec<(f64, Vec<f64>)> = requests
             .iter()
             .map(|(seq, e2, e3)| (*seq, [1.0, 2.0 * e2, 3.0 * e3][..n].to_vec()))
             .collect();
-        let p = params(n, step, steps, target, max_load);
+        let mut p = params(n, step, steps, target, max_load);
+        (p.wait_model, p.thread_model) = (wait_model, thread_model);
         let problem = FmProblem::new(&profile_of(&requests), p)
             .unwrap()
             .with_keep_sequential(share)
@@ -111,6 +115,35 @@ proptest! {
                 prop_assert!((tail - least).abs() <= 1e-6 * least.max(1.0),
                     "load {}: tail {tail}, least that keeps the floor {least}", row.load);
             }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    /// With bins, the floor planned on the requests carries over to the binned problem:
+    /// both searches agree on it and every row keeps it.
+    #[test]
+    fn bins_keep_the_floor_of_the_requests(
+        requests in proptest::collection::vec((0.5f64..40.0, 0.4f64..1.05), 2..=12),
+        bins in 1usize..=4,
+        steps in 1usize..=6,
+        share in 0.05f64..=1.0,
+    ) {
+        let requests: Vec<(f64, Vec<f64>)> =
+            requests.iter().map(|(seq, e2)| (*seq, vec![1.0, 2.0 * e2])).collect();
+        let longest = requests.iter().map(|r| r.0).fold(0.0, f64::max);
+        let step = longest / steps as f64;
+        let p = params(2, step, steps, 3.0, 3);
+        let profile = profile_of(&requests);
+        let exact = FmProblem::new(&profile, p.clone()).unwrap().with_keep_sequential(share).unwrap();
+        let binned = binned_problem(&profile, p, bins).unwrap().with_min_v1_ms(exact.min_v1_ms());
+        prop_assert_eq!(binned.min_v1_ms(), exact.min_v1_ms());
+        let (fast, reference) = (plan_fm(&binned, None).unwrap(), plan_fm_exhaustive(&binned, None).unwrap());
+        for (a, b) in fast.rows.iter().zip(&reference.rows) {
+            prop_assert_eq!(&a.intervals_ms, &b.intervals_ms, "load {}", a.load);
+            prop_assert!(a.intervals_ms[1] >= exact.min_v1_ms() * (1.0 - 1e-9), "load {}", a.load);
         }
     }
 }

@@ -4,7 +4,8 @@
 //! request: (y/step + 1)^n x |R| request evaluations. The only liberty taken with Fig. 7
 //! is that the load loop runs inside the schedule loop, since only Eq. 3 depends on the
 //! load; the table is the same. It is here as a baseline for benchmarks and a check at
-//! sizes where it finishes.
+//! sizes where it finishes. Schedules below a floor on v1 ([`FmProblem::with_min_v1_ms`])
+//! are skipped before they are evaluated.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};

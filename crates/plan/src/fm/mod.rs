@@ -9,7 +9,8 @@
 //!
 //! Two searches give the same table: [`plan_fm`], the fast exact search of `search.rs`,
 //! and [`plan_fm_exhaustive`], Fig. 7 as written (with the load loop moved inside, since
-//! Eq. 1, 2, 4 and 5 do not depend on the load).
+//! Eq. 1, 2, 4 and 5 do not depend on the load). Both can be limited to schedules whose
+//! v1 keeps short requests sequential ([`FmProblem::with_min_v1_ms`], tailor's departure).
 
 mod bins;
 mod defaults;
@@ -185,7 +186,7 @@ pub struct FmProblem {
     /// Theorem 1's form ([`FmProblem::with_latency_bound`]): the bound d on the
     /// beta-percentile, in ms, under which the least resource usage is sought.
     latency_bound_ms: Option<f64>,
-    /// [`FmProblem::with_keep_sequential`]: the smallest grid index v1 may take, with the
+    /// [`FmProblem::with_min_v1_ms`]: the smallest grid index v1 may take, with the
     /// executed time it stands for; 0 (no floor) by default.
     min_v1: (u32, f64),
 }
@@ -416,20 +417,22 @@ impl FmProblem {
         self
     }
 
-    /// Keeps the shortest `share` (in (0, 1]) of the (weighted) requests sequential: only
-    /// schedules whose first interval v1, the executed time at degree 1 before a second
-    /// thread, is at least the share's quantile of the requests' sequential times are
-    /// searched, at every load (v1 rounded up to the grid, and at most y, the grid's end,
-    /// where a request longer than y still gets its helper). The paper's tables give no
-    /// such floor (Fig. 7 parallelizes every request at once at low load, §4.1); it is
-    /// tailor's departure for engines whose short requests gain nothing from a thread
-    /// and pay for it (OpenSearch RFC #14781; docs/fm-planner.md, "Keeping short requests
-    /// sequential"). Both searches honour it; [`FmProblem::min_v1_ms`] gives the floor.
-    pub fn with_keep_sequential(mut self, share: f64) -> Result<Self, PlanError> {
+    /// Keeps the shortest `share` (a fraction in (0, 1]) of the (weighted) requests
+    /// sequential: only schedules whose first interval v1, the executed time at degree 1
+    /// before a second thread, is at least the share's quantile of the requests'
+    /// sequential times are searched, at every load ([`FmProblem::with_min_v1_ms`]). The
+    /// paper has no such floor (its Table 2, §6, starts every request at full degree at
+    /// low load); it is tailor's departure for engines whose short requests gain nothing
+    /// from a thread and pay for it (OpenSearch RFC #14781; docs/fm-planner.md, "Keeping
+    /// short requests sequential"). The quantile is of the times as they stand: call it
+    /// after [`FmProblem::charged`], which rescales them. On a binned problem it is a
+    /// quantile of the bins' means; plan the floor on the exact problem and pass it to
+    /// the binned one with [`FmProblem::with_min_v1_ms`] to keep every request that short.
+    pub fn with_keep_sequential(self, share: f64) -> Result<Self, PlanError> {
         if !(share > 0.0 && share <= 1.0) {
             return Err(PlanError::BadParameter {
                 name: "--keep-sequential",
-                reason: format!("must lie in (0, 100] percent, found {}", 100.0 * share),
+                reason: format!("must lie in (0, 1] as a fraction, found {share}"),
             });
         }
         let mut times: Vec<(f64, u32)> = self
@@ -448,23 +451,37 @@ impl FmProblem {
                 acc >= need
             })
             .map_or(0.0, |(t, _)| *t);
-        let y_index = self.grid_len - 1;
-        let j = self
-            .grid_values
-            .iter()
-            .position(|v| model::cmp_time(*v, quantile).is_ge())
-            .unwrap_or(y_index);
-        self.min_v1 = (j as u32, self.grid_values[j]);
-        Ok(self)
+        Ok(self.with_min_v1_ms(quantile))
     }
 
-    /// The floor on v1 of [`FmProblem::with_keep_sequential`] in ms (0 without one).
+    /// Searches only schedules whose first interval v1 is at least `floor_ms`, rounded up
+    /// to the grid and capped at y, the grid's end (a request longer than y still gets its
+    /// helper). Both searches honour it, since it only removes candidates; the fallback
+    /// rows at loads where nothing fits keep it too (v1 = y under
+    /// [`WaitModel::Running`], the last feasible row's v1 under [`WaitModel::Paper`]).
+    /// [`FmProblem::min_v1_ms`] gives the floor on the grid. A floor of 0 or less (or NaN)
+    /// sets none.
+    pub fn with_min_v1_ms(mut self, floor_ms: f64) -> Self {
+        let y_index = self.grid_len - 1;
+        let j = if floor_ms > 0.0 {
+            self.grid_values
+                .iter()
+                .position(|v| model::cmp_time(*v, floor_ms).is_ge())
+                .unwrap_or(y_index)
+        } else {
+            0
+        };
+        self.min_v1 = (j as u32, self.grid_values[j]);
+        self
+    }
+
+    /// The floor on v1 of [`FmProblem::with_min_v1_ms`] in ms, on the grid (0 without one).
     pub fn min_v1_ms(&self) -> f64 {
         self.min_v1.1
     }
 
     /// Whether the schedule with grid indices `grid` (v0, v1, ...) may be chosen: its v1
-    /// is not below [`FmProblem::with_keep_sequential`]'s floor. A problem of degree 1
+    /// is not below [`FmProblem::with_min_v1_ms`]'s floor. A problem of degree 1
     /// has no v1 and every schedule may be.
     pub(crate) fn allows(&self, grid: &[u32]) -> bool {
         grid.get(1).is_none_or(|&v1| v1 >= self.min_v1.0)

@@ -23,7 +23,10 @@
 //!    tie-break keeps.
 //!
 //! The cost is O(g^(n-2) x (|R| + g x (C + Q))) for g grid points and C candidates,
-//! against O(g^n x |R|) for Fig. 7, and prefixes run in parallel.
+//! against O(g^n x |R|) for Fig. 7, and prefixes run in parallel. A floor on v1
+//! ([`FmProblem::with_min_v1_ms`]) skips the prefixes below it, or for n = 2, where v1 is
+//! the last interval, the offers below it; Fact 4 only zeroes intervals from v2 on, so
+//! the floor keeps the same schedules in both searches.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
