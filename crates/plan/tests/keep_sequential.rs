@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::profile_of;
+use common::{profile_of, schedules};
 use proptest::prelude::*;
 use tailor_core::ThreadModel;
 use tailor_plan::{
@@ -24,24 +24,6 @@ fn params(n: usize, step: f64, steps: usize, target: f64, max_load: usize) -> Fm
         wait_model: WaitModel::Running,
         thread_model: ThreadModel::Held,
     }
-}
-
-/// Every schedule of the grid, v0 first.
-fn schedules(n: usize, step: f64, steps: usize) -> Vec<Vec<f64>> {
-    let mut all = vec![vec![]];
-    for _ in 0..n {
-        all = all
-            .into_iter()
-            .flat_map(|s: Vec<f64>| {
-                (0..=steps).map(move |j| {
-                    let mut t = s.clone();
-                    t.push(j as f64 * step);
-                    t
-                })
-            })
-            .collect();
-    }
-    all
 }
 
 /// The share's quantile of the sequential times, rounded up to the grid and capped at y.

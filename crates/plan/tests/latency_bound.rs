@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::profile_of;
+use common::{profile_of, schedules};
 use proptest::prelude::*;
 use tailor_core::ThreadModel;
 use tailor_plan::{
@@ -35,24 +35,6 @@ fn resource(problem: &FmProblem, schedule: &[f64], load: usize) -> (f64, f64, f6
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
-}
-
-/// Every schedule of the grid, v0 first.
-fn schedules(n: usize, step: f64, steps: usize) -> Vec<Vec<f64>> {
-    let mut all = vec![vec![]];
-    for _ in 0..n {
-        all = all
-            .into_iter()
-            .flat_map(|s: Vec<f64>| {
-                (0..=steps).map(move |j| {
-                    let mut t = s.clone();
-                    t.push(j as f64 * step);
-                    t
-                })
-            })
-            .collect();
-    }
-    all
 }
 
 proptest! {

@@ -441,16 +441,10 @@ impl FmProblem {
             .copied()
             .zip(self.weight.iter().copied())
             .collect();
-        let need = model::tail_rank(share, self.total_weight);
-        times.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-        let mut acc = 0u64;
-        let quantile = times
-            .iter()
-            .find(|(_, w)| {
-                acc += u64::from(*w);
-                acc >= need
-            })
-            .map_or(0.0, |(t, _)| *t);
+        // The k-th smallest (weighted) time is the (W - k + 1)-th largest.
+        let k = model::tail_rank(share, self.total_weight);
+        let unit = self.all_unit();
+        let quantile = upper_order_statistic(&mut times, self.total_weight - k + 1, unit);
         Ok(self.with_min_v1_ms(quantile))
     }
 
