@@ -259,7 +259,8 @@ class Node:
         cmd = ["java", f"-Xms{a.heap}", f"-Xmx{a.heap}", "-Djna.nosys=true", "-Djna.nounpack=true", "-cp", node_cp,
                "dev.tailor.opensearch.bench.BenchNode", self.home, f"http.port={a.port}",
                f"transport.port={a.port + 100}", f"path.data={self.home / 'data'}",
-               "tailor.fm.table=fm-table.json", f"tailor.fm.cores={a.fm_cores or a.cores}", "tailor.fm.enabled=false"] + a.node_setting
+               "tailor.fm.table=fm-table.json", f"tailor.fm.cores={a.fm_cores or a.cores}", "tailor.fm.enabled=false",
+               f"tailor.fm.decider={a.fm_decider}"] + a.node_setting
         self.log = open(out / "node.log", "w")
         self.proc = subprocess.Popen([str(c) for c in cmd], stdout=self.log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
@@ -402,6 +403,9 @@ def main():
     p.add_argument("--fm-search-mode", choices=("auto", "all"), default="auto",
                    help="search.concurrent_segment_search.mode while FM is on: auto (FM's decider slices only "
                         "queries FM could help) or all (every query sliced)")
+    p.add_argument("--fm-decider", choices=("core", "row"), default="core",
+                   help="the plugin's tailor.fm.decider, in --fm-search-mode auto: core slices a query that "
+                        "finds a core of its own and a row that adds threads; row, one whose row adds threads")
     p.add_argument("--max-degree", type=int, default=None,
                    help="the table's maximum degree, and the profile's degrees 1..N (default: min(cores, 8)); "
                         "1 plans a table that never sends a helper: FM's path at degree 1, for comparison")
@@ -662,7 +666,9 @@ def write_report(out, res):
     lines = [f"# OpenSearch with tailor-fm, live ({res['date']}, {res['cores']} cores)", "",
              f"- {res['documents']} documents in {res['segments_indexed']} segments, "
              f"search.concurrent.max_slice_count {res.get('max_slice_count') or '0 (Lucene slicing)'}; "
-             f"FM's search mode {res['args'].get('fm_search_mode', 'all')}; "
+             f"FM's search mode {res['args'].get('fm_search_mode', 'all')}"
+             + (f", decider {res['args'].get('fm_decider', 'core')}"
+                if res['args'].get('fm_search_mode', 'all') == "auto" else "") + "; "
              + (f"FM's cores setting {res['args']['fm_cores']} (not the machine's); "
                 if res['args'].get('fm_cores') else "")
              + "".join(f"node setting {kv}; " for kv in res['args'].get('node_setting') or [])

@@ -230,25 +230,52 @@ public final class FmExecutor implements Executor, Closeable {
   /**
    * Whether a query arriving now could get a helper, now or once a core frees: nothing waits to
    * start, the query has a core of its own (helpers give theirs back to an arrival, {@link
-   * FmPolicy#helperYields}), and the table's row for the load it would find raises the degree at
-   * some executed time. A query that arrives to a node whose other cores are all held by queries
-   * and requests may get the helper when one of them ends, as FM re-decides a request's degree
-   * when the load changes (Haque et al., ASPLOS 2015, §4.2). An engine can run a query that could
-   * not on its plain sequential path instead of slicing it, as the OpenSearch plugin's decider
-   * does.
+   * FmPolicy#helperYields}), and the table's row for the load it would find raises the degree
+   * before the table's horizon y ({@link #rowMayHelp}). A query that arrives to a node whose
+   * other cores are all held by queries and requests may get the helper when one of them ends,
+   * as FM re-decides a request's degree when the load changes (Haque et al., ASPLOS 2015, §4.2).
+   * An engine can run a query that could not on its plain sequential path instead of slicing it,
+   * as the OpenSearch plugin's decider does.
    */
   public boolean mayHelp() {
     lock.lock();
     try {
-      if (closed || !onExit.isEmpty() || delayed > 0) {
-        return false;
-      }
       // The arriving query's own request is among those outside a scope, if the engine counts them.
       int left = cores - running.size() - Math.max(1, requests - load);
-      return cores > 1 && left >= 0 && Double.isFinite(policy.nextIncreaseMs(load + 1, 1));
+      return rowRaises() && left >= 0;
     } finally {
       lock.unlock();
     }
+  }
+
+  /**
+   * Whether the table's row for the load a query arriving now would find raises its degree
+   * before the table's horizon y, and nothing waits to start: {@link #mayHelp} without its count
+   * of free cores. A query that arrives while every core is held may still get a helper if it outlives
+   * the queries ahead of it, as the long ones do; an engine that slices only such queries pays
+   * the slicing's cost only at the loads where the table would spend threads on them.
+   */
+  public boolean rowMayHelp() {
+    lock.lock();
+    try {
+      return rowRaises();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * {@link #rowMayHelp}, under the lock. A row raises if its first boundary v1 lies before the
+   * table's y ({@code max_interval_ms}), or is 0: y is the planner's horizon, the paper's longest
+   * request lifetime (Haque et al., ASPLOS 2015, §4.1), so a row whose helper comes at y gives
+   * none to a request of the profile.
+   */
+  private boolean rowRaises() {
+    if (closed || !onExit.isEmpty() || delayed > 0 || cores < 2) {
+      return false;
+    }
+    double boundary = policy.nextIncreaseMs(load + 1, 1);
+    return boundary == 0.0 || boundary < policy.table().maxIntervalMs();
   }
 
   /**

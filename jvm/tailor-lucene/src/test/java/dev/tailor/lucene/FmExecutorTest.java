@@ -393,6 +393,57 @@ class FmExecutorTest {
   }
 
   /**
+   * {@link FmExecutor#rowMayHelp} reads the arriving query's row only: with both cores held it
+   * still says yes where the row raises before y, and no where the helper comes at y (the
+   * planner's horizon, which no profiled request reaches) or the row admits on an exit.
+   */
+  @Test
+  void theRowAloneDecidesWhetherAQueryMayGetAHelperLater() throws Exception {
+    // Rows for loads 1-4: a helper after 2.5 ms, 2.5 ms, 13.5 ms, y; from load 5, on an exit.
+    FmTable table =
+        Tables.of(
+            new double[][] {{0, 2.5}, {0, 2.5}, {0, 13.5}, {0, 100}, {100, 100}},
+            false,
+            false,
+            false,
+            false,
+            true);
+    try (FmExecutor fm = new FmExecutor(table, 2)) {
+      boolean[] row = new boolean[5];
+      boolean[] core = new boolean[5];
+      CountDownLatch done = new CountDownLatch(1);
+      List<Thread> queries = new ArrayList<>();
+      for (int i = 0; i < 5; i++) {
+        row[i] = fm.rowMayHelp(); // an arrival now would find load i + 1
+        core[i] = fm.mayHelp();
+        if (i == 4) {
+          break; // a fifth query would wait for an exit
+        }
+        CountDownLatch entered = new CountDownLatch(1);
+        Thread t =
+            new Thread(
+                () -> {
+                  try (FmQueryScope q = fm.enter()) {
+                    entered.countDown();
+                    done.await();
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                });
+        t.start();
+        queries.add(t);
+        assertTrue(entered.await(10, TimeUnit.SECONDS), "query " + (i + 1) + " started");
+      }
+      done.countDown();
+      for (Thread t : queries) {
+        t.join();
+      }
+      assertArrayEquals(new boolean[] {true, true, true, false, false}, row);
+      assertArrayEquals(new boolean[] {true, true, false, false, false}, core);
+    }
+  }
+
+  /**
    * Once an engine reports slices, a batch that reports none (as Lucene's per-segment term
    * lookups) gets no helper: its copies cannot be told claimed from unclaimed, and a helper sent
    * to it would only run no-ops while holding a core.

@@ -60,6 +60,9 @@ import org.opensearch.watcher.ResourceWatcherService;
  *   <li>{@code tailor.fm.cores} (default: available processors): the cores FM's guard shares.
  *   <li>{@code tailor.fm.count_search_requests} (default true): the guard counts the searches
  *       the node coordinates as holding cores outside their query phases.
+ *   <li>{@code tailor.fm.decider} (default {@code core}, dynamic): in search mode {@code auto},
+ *       which shard requests are sliced ({@link FmDecider.Rule}): {@code core}, those with a core
+ *       of their own and a row that adds threads; {@code row}, those whose row adds threads.
  * </ul>
  *
  * <p>Observability: {@code GET /_tailor/fm/stats} ({@link RestFmStatsAction}).
@@ -78,6 +81,10 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
    */
   public static final Setting<Boolean> COUNT_SEARCH_REQUESTS =
       Setting.boolSetting("tailor.fm.count_search_requests", true, Property.NodeScope);
+  static final String DECIDER_KEY = "tailor.fm.decider";
+  public static final Setting<FmDecider.Rule> DECIDER =
+      new Setting<>(
+          DECIDER_KEY, "core", FmDecider.Rule::parse, Property.NodeScope, Property.Dynamic);
   public static final Setting<Integer> CORES =
       Setting.intSetting(
           "tailor.fm.cores", Runtime.getRuntime().availableProcessors(), 1, Property.NodeScope);
@@ -88,6 +95,7 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
   /** The executor, or null if no table is configured: then the plugin only passes slices on. */
   private final FmExecutor fm;
   private volatile boolean enabled;
+  private volatile FmDecider.Rule decider;
   /** Shard query phases in flight on this node, FM on or off. */
   final AtomicInteger queryPhases = new AtomicInteger();
   private final FmSearchListener listener = new FmSearchListener(this);
@@ -100,6 +108,7 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
     this.cores = CORES.get(settings);
     this.countSearchRequests = COUNT_SEARCH_REQUESTS.get(settings);
     this.enabled = ENABLED.get(settings);
+    this.decider = DECIDER.get(settings);
     String table = TABLE.get(settings);
     if (table.isEmpty()) {
       if (enabled) {
@@ -153,7 +162,7 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
 
   @Override
   public List<Setting<?>> getSettings() {
-    return List.of(ENABLED, TABLE, CORES, COUNT_SEARCH_REQUESTS);
+    return List.of(ENABLED, TABLE, CORES, COUNT_SEARCH_REQUESTS, DECIDER);
   }
 
   @Override
@@ -172,6 +181,7 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
     clusterService
         .getClusterSettings()
         .addSettingsUpdateConsumer(ENABLED, this::setEnabled, this::validateEnabled);
+    clusterService.getClusterSettings().addSettingsUpdateConsumer(DECIDER, r -> decider = r);
     return List.of();
   }
 
@@ -241,6 +251,11 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
     return enabled;
   }
 
+  /** Which shard requests FM's decider slices in mode {@code auto}. */
+  FmDecider.Rule decider() {
+    return decider;
+  }
+
   /** FM's statistics on this node, or null if it has no table. */
   public FmStats stats() {
     return fm == null ? null : fm.stats();
@@ -257,6 +272,7 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
     b.field("enabled", enabled);
     b.field("table", tablePath == null ? null : tablePath.toString());
     b.field("cores", cores);
+    b.field("decider", decider.toString());
     b.field("query_phases_in_flight", queryPhases.get());
     if (fm != null) {
       FmStats s = fm.stats();

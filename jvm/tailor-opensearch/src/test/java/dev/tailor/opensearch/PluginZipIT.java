@@ -76,7 +76,11 @@ public class PluginZipIT extends OpenSearchTestCase {
       assertTrue(((SearchPlugin) plugin).getIndexSearcherExecutorProvider().isPresent());
       assertEquals(
           List.of(
-              "tailor.fm.enabled", "tailor.fm.table", "tailor.fm.cores", "tailor.fm.count_search_requests"),
+              "tailor.fm.enabled",
+              "tailor.fm.table",
+              "tailor.fm.cores",
+              "tailor.fm.count_search_requests",
+              "tailor.fm.decider"),
           plugin.getSettings().stream().map(Setting::getKey).collect(Collectors.toList()));
       assertTrue(info.getExtendedPlugins().isEmpty());
     } finally {

@@ -240,7 +240,8 @@ public class TailorFmNodeTests extends OpenSearchSingleNodeTestCase {
   /**
    * In mode auto FM's decider slices a query only if FM could send it a helper, now or once a core
    * frees: on an idle node the searches are sliced and get helpers; with every core held by open
-   * FM queries they run unsliced, with the same hits.
+   * FM queries they run unsliced, with the same hits. With {@code tailor.fm.decider: row} they
+   * are sliced again, since the table's row adds threads at that load, and get no helper.
    */
   public void testAutoModeSlicesOnlyWhereFmMayHelp() throws Exception {
     TailorFmPlugin plugin = plugin();
@@ -289,7 +290,21 @@ public class TailorFmNodeTests extends OpenSearchSingleNodeTestCase {
             "busy: every query at degree 1",
             busy.queries() - idle.queries(),
             busy.queriesAtDegree(1) - idle.queriesAtDegree(1));
+        assertEquals(0, countTrue(tail(busy.recentSliced(), queries.size())));
+
+        // The row rule slices them: the arriving load's row adds threads, whatever the cores.
+        setDecider("row");
+        assertTrue(plugin.fm().rowMayHelp());
+        assertEquals(sliced, run(queries));
+        FmStats byRow = plugin.stats();
+        assertEquals(
+            "row: every query sliced",
+            queries.size(),
+            countTrue(tail(byRow.recentSliced(), queries.size())));
+        assertEquals("row: no core for a helper", busy.helpersSent(), byRow.helpersSent());
       } finally {
+        client().admin().cluster().prepareUpdateSettings()
+            .setTransientSettings(Settings.builder().putNull("tailor.fm.decider")).get();
         done.countDown();
         for (Thread t : holders) {
           t.join(30_000);
@@ -307,6 +322,28 @@ public class TailorFmNodeTests extends OpenSearchSingleNodeTestCase {
             .setTransientSettings(Settings.builder().put("search.concurrent_segment_search.mode", mode))
             .get()
             .isAcknowledged());
+  }
+
+  private void setDecider(String rule) {
+    assertTrue(
+        client().admin().cluster().prepareUpdateSettings()
+            .setTransientSettings(Settings.builder().put("tailor.fm.decider", rule))
+            .get()
+            .isAcknowledged());
+    assertEquals(rule, plugin().decider().toString());
+  }
+
+  /** The last {@code n} elements of {@code xs}. */
+  private static boolean[] tail(boolean[] xs, int n) {
+    return Arrays.copyOfRange(xs, Math.max(0, xs.length - n), xs.length);
+  }
+
+  private static int countTrue(boolean[] xs) {
+    int n = 0;
+    for (boolean x : xs) {
+      n += x ? 1 : 0;
+    }
+    return n;
   }
 
   private void setFm(boolean on) {

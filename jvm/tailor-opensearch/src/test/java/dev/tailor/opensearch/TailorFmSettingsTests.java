@@ -16,7 +16,8 @@ public class TailorFmSettingsTests extends OpenSearchTestCase {
       assertNull(plugin.fm());
       assertNull(plugin.activeFm());
       assertFalse(plugin.enabled());
-      assertEquals(4, plugin.getSettings().size());
+      assertEquals(5, plugin.getSettings().size());
+      assertEquals("core", plugin.decider().toString());
       assertEquals("the request count is on by default", 1, plugin.getActionFilters().size());
     }
   }
@@ -68,6 +69,18 @@ public class TailorFmSettingsTests extends OpenSearchTestCase {
     try (TailorFmPlugin plugin = new TailorFmPlugin(s, createTempDir())) {
       assertTrue(plugin.getActionFilters().isEmpty());
     }
+  }
+
+  public void testDeciderRuleIsCoreOrRow() throws Exception {
+    Settings row = Settings.builder().put("tailor.fm.decider", "row").build();
+    try (TailorFmPlugin plugin = new TailorFmPlugin(row, createTempDir())) {
+      assertEquals("row", plugin.decider().toString());
+    }
+    Settings bad = Settings.builder().put("tailor.fm.decider", "free").build();
+    IllegalArgumentException e =
+        expectThrows(IllegalArgumentException.class, () -> new TailorFmPlugin(bad, createTempDir()));
+    MatcherAssert.assertThat(
+        e.getMessage(), containsString("[tailor.fm.decider] must be core or row, found [free]"));
   }
 
   public void testCoresAtLeastOne() {
