@@ -23,8 +23,9 @@ import org.apache.lucene.util.ThreadInterruptedException;
  *
  * <ul>
  *   <li><b>Queries</b> are identified by {@link #enter()}, which opens an {@link FmQueryScope} on
- *       the calling thread; {@link FmSearcher} does it around each search. The load is the number
- *       of open scopes, waiting ones included.
+ *       the calling thread; {@link FmSearcher} does it around each search. The load that picks
+ *       a row is the number of requests in the system (§4.2): the open scopes, waiting ones
+ *       included, or the engine's requests in flight ({@link #requestStarted}) if it reports more.
  *   <li><b>Admission</b> follows the arriving query's row: start now, after v0, or when another
  *       query leaves (e1). An on-exit query starts at once if nothing else runs or is delayed, as
  *       no exit would come (as tailor's runtime does).
@@ -180,9 +181,21 @@ public final class FmExecutor implements Executor, Closeable {
     try {
       requests = Math.max(0, requests - 1);
       rebalance(); // a core is free: a helper withheld for it may go now
+      schedule.signal(); // a lower row may bring a boundary forward
     } finally {
       lock.unlock();
     }
+  }
+
+  /**
+   * The load that indexes the table: the requests in the system, as the FM paper counts them
+   * (Haque et al., ASPLOS 2015, §4.2). That is the engine's requests in flight where it reports
+   * them ({@link #requestStarted}), so that a request queued for a search thread, or fetching or
+   * replying, raises the row as the planner's model assumes, and never fewer than the queries in
+   * this executor. Under the lock.
+   */
+  private int rowLoad() {
+    return Math.max(load, requests);
   }
 
   /**
@@ -274,7 +287,8 @@ public final class FmExecutor implements Executor, Closeable {
     if (closed || !onExit.isEmpty() || delayed > 0 || cores < 2) {
       return false;
     }
-    double boundary = policy.nextIncreaseMs(load + 1, 1);
+    // An arriving request is among the engine's requests already, not yet among the queries.
+    double boundary = policy.nextIncreaseMs(Math.max(load + 1, requests), 1);
     return boundary == 0.0 || boundary < policy.table().maxIntervalMs();
   }
 
@@ -324,7 +338,8 @@ public final class FmExecutor implements Executor, Closeable {
     lock.lock();
     try {
       load++;
-      q = new FmQueryScope(this, Thread.currentThread(), load, policy.admission(load));
+      int row = rowLoad();
+      q = new FmQueryScope(this, Thread.currentThread(), row, policy.admission(row));
       q.executedBeforeNanos = executedNanos;
       q.inline = !sliced;
       try {
@@ -498,7 +513,7 @@ public final class FmExecutor implements Executor, Closeable {
         continue;
       }
       double executedMs = (now - q.startNanos) / 1e6;
-      q.wanted = policy.degree(load, executedMs, q.wanted);
+      q.wanted = policy.degree(rowLoad(), executedMs, q.wanted);
       int unclaimed = Math.max(0, q.batchTasks - Math.max(q.sliceStarts, q.taken));
       int free = Math.max(0, cores - running.size() - busyHelpers - outside());
       int onIt = q.threads + q.pending;
@@ -605,7 +620,7 @@ public final class FmExecutor implements Executor, Closeable {
           if (!helpable(q)) {
             continue;
           }
-          double ms = policy.nextIncreaseMs(load, q.wanted);
+          double ms = policy.nextIncreaseMs(rowLoad(), q.wanted);
           if (Double.isFinite(ms)) {
             next = Math.min(next, q.startNanos + delayNanos(ms) + 1);
           }

@@ -20,7 +20,7 @@ public final class FmQueryScope implements AutoCloseable {
   final FmExecutor fm;
   /** The thread that opened the scope: the query's first thread, which runs slices itself. */
   final Thread caller;
-  /** The load when the query arrived, itself included. */
+  /** The load when the query arrived, itself included: the row it follows. */
   final int arrivalLoad;
   /** How the table admitted it. */
   final FmPolicy.Admission admission;
@@ -75,7 +75,10 @@ public final class FmQueryScope implements AutoCloseable {
     return admission;
   }
 
-  /** The load (queries in the system, itself included) when the query arrived. */
+  /**
+   * The load when the query arrived, itself included: the queries in the executor, or the
+   * engine's requests in flight if it reports more ({@link FmExecutor#requestStarted}).
+   */
   public int arrivalLoad() {
     return arrivalLoad;
   }

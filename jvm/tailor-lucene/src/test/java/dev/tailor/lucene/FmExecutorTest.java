@@ -489,6 +489,31 @@ class FmExecutorTest {
   }
 
   /**
+   * The row is the requests in the system's (Haque et al., ASPLOS 2015, §4.2): an engine's request
+   * in flight outside a query scope (queued for a search thread, fetching, replying) raises it as
+   * the planner's model counts it, and a running query reads the lower row once it ends. Four
+   * cores, so that the guard has a core for the helper throughout and only the row decides.
+   */
+  @Test
+  void theRowFollowsTheEnginesRequestsInFlight() throws Exception {
+    // Load 1: a helper at once; loads 2 and up: only at y (100 ms), which no query here reaches.
+    FmTable table = Tables.of(new double[][] {{0, 0}, {0, 100}});
+    try (FmExecutor fm = new FmExecutor(table, 4)) {
+      fm.requestStarted(); // the query's own request
+      assertTrue(fm.rowMayHelp(), "alone: row 1");
+      runBatch(fm, 8, true);
+      fm.requestStarted(); // another request, outside any query scope
+      assertFalse(fm.rowMayHelp(), "two requests in the system: row 2");
+      runBatch(fm, 8, true);
+      runBatch(fm, 8, true, fm::requestFinished); // it ends during the first slice
+      FmStats st = fm.stats();
+      assertArrayEquals(new int[] {1, 2, 2}, st.recentLoads(), st.toString());
+      assertArrayEquals(new int[] {2, 1, 2}, st.recentDegrees(), st.toString());
+      fm.requestFinished();
+    }
+  }
+
+  /**
    * A query an engine runs on its plain path ({@code sliced} false) gets its tasks run at once on
    * its own thread, in the order handed over, and never a helper, even with its row's degree due.
    */
