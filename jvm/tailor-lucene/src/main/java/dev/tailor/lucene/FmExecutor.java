@@ -24,11 +24,12 @@ import org.apache.lucene.util.ThreadInterruptedException;
  * <ul>
  *   <li><b>Queries</b> are identified by {@link #enter()}, which opens an {@link FmQueryScope} on
  *       the calling thread; {@link FmSearcher} does it around each search. The load that picks
- *       a row is the number of requests in the system (§4.2): the open scopes, waiting ones
- *       included, or the engine's requests in flight ({@link #requestStarted}) if it reports more.
- *   <li><b>Admission</b> follows the arriving query's row: start now, after v0, or when another
- *       query leaves (e1). An on-exit query starts at once if nothing else runs or is delayed, as
- *       no exit would come (as tailor's runtime does).
+ *       a running query's row is the number of requests in the system (§4.2): the open scopes,
+ *       waiting ones included, or the engine's requests in flight ({@link #requestStarted}) if it
+ *       reports more.
+ *   <li><b>Admission</b> follows the row of the open scopes' count, the arrival included: start
+ *       now, after v0, or when another query leaves (e1). An on-exit query starts at once if no
+ *       other query of this executor runs or is delayed, as no exit would come.
  *   <li><b>The guard</b> ({@link FmPolicy#helpersGranted}, docs/guard.md) sends a helper only to a
  *       free core (of the {@code cores} setting: running queries' callers and helpers each hold
  *       one, and so does each request an engine reports outside a query, {@link
@@ -188,11 +189,12 @@ public final class FmExecutor implements Executor, Closeable {
   }
 
   /**
-   * The load that indexes the table: the requests in the system, as the FM paper counts them
-   * (Haque et al., ASPLOS 2015, §4.2). That is the engine's requests in flight where it reports
-   * them ({@link #requestStarted}), so that a request queued for a search thread, or fetching or
-   * replying, raises the row as the planner's model assumes, and never fewer than the queries in
-   * this executor. Under the lock.
+   * The load that picks a running query's degree from the table: the requests in the system, as
+   * the FM paper counts them (Haque et al., ASPLOS 2015, §4.2). That is the engine's requests in
+   * flight where it reports them ({@link #requestStarted}), so that a request queued for a search
+   * thread, or fetching or replying, raises the row as the planner's model assumes, and never
+   * fewer than the queries in this executor. Admission reads the queries in this executor alone
+   * ({@link #enter(long, boolean)}). Under the lock.
    */
   private int rowLoad() {
     return Math.max(load, requests);
@@ -279,9 +281,11 @@ public final class FmExecutor implements Executor, Closeable {
 
   /**
    * {@link #rowMayHelp}, under the lock. A row raises if its first boundary v1 lies before the
-   * table's y ({@code max_interval_ms}), or is 0: y is the planner's horizon, the paper's longest
-   * request lifetime (Haque et al., ASPLOS 2015, §4.1), so a row whose helper comes at y gives
-   * none to a request of the profile.
+   * table's y ({@code max_interval_ms}), or is 0. The paper takes y as the longest request's
+   * lifetime (Haque et al., ASPLOS 2015, §4.1), and {@code tailor plan fm} does by default, so
+   * a row whose helper comes only at y gives none to a request of the profile. A table planned
+   * with a y below the longest request (its {@code --max-interval}) would have such rows help
+   * the requests longer than y; this reads them as not helping.
    */
   private boolean rowRaises() {
     if (closed || !onExit.isEmpty() || delayed > 0 || cores < 2) {
@@ -338,8 +342,9 @@ public final class FmExecutor implements Executor, Closeable {
     lock.lock();
     try {
       load++;
-      int row = rowLoad();
-      q = new FmQueryScope(this, Thread.currentThread(), row, policy.admission(row));
+      // Admission reads the queries in FM only: the engine queues the rest for its own threads
+      // already, and a request it holds back would hold no core an exit could free.
+      q = new FmQueryScope(this, Thread.currentThread(), rowLoad(), policy.admission(load));
       q.executedBeforeNanos = executedNanos;
       q.inline = !sliced;
       try {

@@ -50,7 +50,7 @@ public final class FmPolicy {
   }
 
   /**
-   * When a query arriving at {@code load} (queries in the system, itself included) may start: on
+   * When a query arriving at {@code load} (queries in the executor, itself included) may start: on
    * an exit if its row says (e1, d1), after v0 if v0 &gt; 0, else now.
    */
   public Admission admission(int load) {

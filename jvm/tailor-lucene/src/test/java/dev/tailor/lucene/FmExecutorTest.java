@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
@@ -394,8 +395,8 @@ class FmExecutorTest {
 
   /**
    * {@link FmExecutor#rowMayHelp} reads the arriving query's row only: with both cores held it
-   * still says yes where the row raises before y, and no where the helper comes at y (the
-   * planner's horizon, which no profiled request reaches) or the row admits on an exit.
+   * still says yes where the row raises before y, and no where the helper comes only at y (the
+   * planner's horizon, which no profiled request reaches), as in the on-exit row of load 5.
    */
   @Test
   void theRowAloneDecidesWhetherAQueryMayGetAHelperLater() throws Exception {
@@ -413,30 +414,33 @@ class FmExecutorTest {
       boolean[] core = new boolean[5];
       CountDownLatch done = new CountDownLatch(1);
       List<Thread> queries = new ArrayList<>();
-      for (int i = 0; i < 5; i++) {
-        row[i] = fm.rowMayHelp(); // an arrival now would find load i + 1
-        core[i] = fm.mayHelp();
-        if (i == 4) {
-          break; // a fifth query would wait for an exit
+      try {
+        for (int i = 0; i < 5; i++) {
+          row[i] = fm.rowMayHelp(); // an arrival now would find load i + 1
+          core[i] = fm.mayHelp();
+          if (i == 4) {
+            break; // a fifth query would wait for an exit
+          }
+          CountDownLatch entered = new CountDownLatch(1);
+          Thread t =
+              new Thread(
+                  () -> {
+                    try (FmQueryScope q = fm.enter()) {
+                      entered.countDown();
+                      done.await();
+                    } catch (InterruptedException e) {
+                      Thread.currentThread().interrupt();
+                    }
+                  });
+          t.start();
+          queries.add(t);
+          assertTrue(entered.await(10, TimeUnit.SECONDS), "query " + (i + 1) + " started");
         }
-        CountDownLatch entered = new CountDownLatch(1);
-        Thread t =
-            new Thread(
-                () -> {
-                  try (FmQueryScope q = fm.enter()) {
-                    entered.countDown();
-                    done.await();
-                  } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                  }
-                });
-        t.start();
-        queries.add(t);
-        assertTrue(entered.await(10, TimeUnit.SECONDS), "query " + (i + 1) + " started");
-      }
-      done.countDown();
-      for (Thread t : queries) {
-        t.join();
+      } finally {
+        done.countDown();
+        for (Thread t : queries) {
+          t.join();
+        }
       }
       assertArrayEquals(new boolean[] {true, true, true, false, false}, row);
       assertArrayEquals(new boolean[] {true, true, false, false, false}, core);
@@ -496,8 +500,10 @@ class FmExecutorTest {
    */
   @Test
   void theRowFollowsTheEnginesRequestsInFlight() throws Exception {
-    // Load 1: a helper at once; loads 2 and up: only at y (100 ms), which no query here reaches.
-    FmTable table = Tables.of(new double[][] {{0, 0}, {0, 100}});
+    // Load 1: a helper at once; loads 2 and up: only at y (1 s), which no query here reaches.
+    ObjectNode json = Tables.json(new double[][] {{0, 0}, {0, 1000}});
+    json.put("max_interval_ms", 1000.0);
+    FmTable table = FmTable.parse(json.toString(), "test table");
     try (FmExecutor fm = new FmExecutor(table, 4)) {
       fm.requestStarted(); // the query's own request
       assertTrue(fm.rowMayHelp(), "alone: row 1");
@@ -510,6 +516,53 @@ class FmExecutorTest {
       assertArrayEquals(new int[] {1, 2, 2}, st.recentLoads(), st.toString());
       assertArrayEquals(new int[] {2, 1, 2}, st.recentDegrees(), st.toString());
       fm.requestFinished();
+    }
+  }
+
+  /**
+   * Admission reads the queries in the executor alone: requests the engine has in flight outside
+   * it (queued for its own threads, say) hold no core an exit of this executor would free, so an
+   * on-exit row they alone would reach must not hold an arrival back.
+   */
+  @Test
+  void admissionIgnoresRequestsOutsideTheExecutor() throws Exception {
+    FmTable table =
+        Tables.of(new double[][] {{0, 0}, {0, 0}, {100, 100}}, false, false, true);
+    try (FmExecutor fm = new FmExecutor(table, 2)) {
+      CountDownLatch entered = new CountDownLatch(1);
+      CountDownLatch done = new CountDownLatch(1);
+      Thread holder =
+          new Thread(
+              () -> {
+                try (FmQueryScope q = fm.enter()) {
+                  entered.countDown();
+                  done.await();
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              });
+      ExecutorService arrival = Executors.newSingleThreadExecutor();
+      try {
+        fm.requestStarted(); // the holder's request
+        holder.start();
+        assertTrue(entered.await(10, TimeUnit.SECONDS));
+        fm.requestStarted(); // two requests outside the executor
+        fm.requestStarted();
+        fm.requestStarted(); // the arrival's own: four in the system, two queries in FM
+        Future<Integer> row =
+            arrival.submit(
+                () -> {
+                  try (FmQueryScope q = fm.enter()) {
+                    return q.arrivalLoad();
+                  }
+                });
+        assertEquals(4, row.get(10, TimeUnit.SECONDS), "started at once, on row 4's degrees");
+        assertEquals(0, fm.stats().admissionsOnExit());
+      } finally {
+        done.countDown();
+        holder.join();
+        arrival.shutdownNow();
+      }
     }
   }
 
