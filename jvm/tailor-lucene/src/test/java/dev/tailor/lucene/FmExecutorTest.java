@@ -421,20 +421,7 @@ class FmExecutorTest {
           if (i == 4) {
             break; // a fifth query would wait for an exit
           }
-          CountDownLatch entered = new CountDownLatch(1);
-          Thread t =
-              new Thread(
-                  () -> {
-                    try (FmQueryScope q = fm.enter()) {
-                      entered.countDown();
-                      done.await();
-                    } catch (InterruptedException e) {
-                      Thread.currentThread().interrupt();
-                    }
-                  });
-          t.start();
-          queries.add(t);
-          assertTrue(entered.await(10, TimeUnit.SECONDS), "query " + (i + 1) + " started");
+          queries.add(holdQueryOpen(fm, done));
         }
       } finally {
         done.countDown();
@@ -529,23 +516,12 @@ class FmExecutorTest {
     FmTable table =
         Tables.of(new double[][] {{0, 0}, {0, 0}, {100, 100}}, false, false, true);
     try (FmExecutor fm = new FmExecutor(table, 2)) {
-      CountDownLatch entered = new CountDownLatch(1);
       CountDownLatch done = new CountDownLatch(1);
-      Thread holder =
-          new Thread(
-              () -> {
-                try (FmQueryScope q = fm.enter()) {
-                  entered.countDown();
-                  done.await();
-                } catch (InterruptedException e) {
-                  Thread.currentThread().interrupt();
-                }
-              });
       ExecutorService arrival = Executors.newSingleThreadExecutor();
+      Thread holder = null;
       try {
         fm.requestStarted(); // the holder's request
-        holder.start();
-        assertTrue(entered.await(10, TimeUnit.SECONDS));
+        holder = holdQueryOpen(fm, done);
         fm.requestStarted(); // two requests outside the executor
         fm.requestStarted();
         fm.requestStarted(); // the arrival's own: four in the system, two queries in FM
@@ -560,7 +536,9 @@ class FmExecutorTest {
         assertEquals(0, fm.stats().admissionsOnExit());
       } finally {
         done.countDown();
-        holder.join();
+        if (holder != null) {
+          holder.join();
+        }
         arrival.shutdownNow();
       }
     }
@@ -600,6 +578,28 @@ class FmExecutorTest {
    * tasks - 1 times, then the caller claims what is left); {@code report}: each task reports its
    * slice to the executor, as FmSearcher does.
    */
+  /**
+   * Starts a thread that opens a query scope of {@code fm} and holds it until {@code done} counts
+   * down; returns once the query has started.
+   */
+  private static Thread holdQueryOpen(FmExecutor fm, CountDownLatch done)
+      throws InterruptedException {
+    CountDownLatch entered = new CountDownLatch(1);
+    Thread t =
+        new Thread(
+            () -> {
+              try (FmQueryScope q = fm.enter()) {
+                entered.countDown();
+                done.await();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
+    t.start();
+    assertTrue(entered.await(10, TimeUnit.SECONDS), "a held query started");
+    return t;
+  }
+
   private static void runBatch(FmExecutor fm, int tasks, boolean report) {
     runBatch(fm, tasks, report, () -> {});
   }

@@ -317,20 +317,20 @@ public class TailorFmNodeTests extends OpenSearchSingleNodeTestCase {
   }
 
   private void setMode(String mode) {
-    assertTrue(
-        client().admin().cluster().prepareUpdateSettings()
-            .setTransientSettings(Settings.builder().put("search.concurrent_segment_search.mode", mode))
-            .get()
-            .isAcknowledged());
+    setTransient("search.concurrent_segment_search.mode", mode);
   }
 
   private void setDecider(String rule) {
+    setTransient("tailor.fm.decider", rule);
+    assertEquals(rule, plugin().decider().toString());
+  }
+
+  private void setTransient(String key, String value) {
     assertTrue(
         client().admin().cluster().prepareUpdateSettings()
-            .setTransientSettings(Settings.builder().put("tailor.fm.decider", rule))
+            .setTransientSettings(Settings.builder().put(key, value))
             .get()
             .isAcknowledged());
-    assertEquals(rule, plugin().decider().toString());
   }
 
   /** The last {@code n} elements of {@code xs}. */
