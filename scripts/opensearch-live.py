@@ -260,7 +260,7 @@ class Node:
                "dev.tailor.opensearch.bench.BenchNode", self.home, f"http.port={a.port}",
                f"transport.port={a.port + 100}", f"path.data={self.home / 'data'}",
                "tailor.fm.table=fm-table.json", f"tailor.fm.cores={a.fm_cores or a.cores}", "tailor.fm.enabled=false",
-               f"tailor.fm.decider={a.fm_decider}"] + a.node_setting
+               f"tailor.fm.decider={a.fm_decider}", f"tailor.fm.yield={a.fm_yield}"] + a.node_setting
         self.log = open(out / "node.log", "w")
         self.proc = subprocess.Popen([str(c) for c in cmd], stdout=self.log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
@@ -406,6 +406,10 @@ def main():
     p.add_argument("--fm-decider", choices=("core", "row"), default="core",
                    help="the plugin's tailor.fm.decider, in --fm-search-mode auto: core slices a query that "
                         "finds a core of its own and a row that adds threads; row, one whose row adds threads")
+    p.add_argument("--fm-yield", choices=("cores", "row"), default="cores",
+                   help="the plugin's tailor.fm.yield: cores, a helper leaves its query at its next slice once "
+                        "an arrival leaves more threads than cores (the guard); row, it stays while the table's "
+                        "row for the load then still gives its query that thread")
     p.add_argument("--max-degree", type=int, default=None,
                    help="the table's maximum degree, and the profile's degrees 1..N (default: min(cores, 8)); "
                         "1 plans a table that never sends a helper: FM's path at degree 1, for comparison")
@@ -608,7 +612,8 @@ def round_cells(a, out, http, queries, r, li, ld, cap):
                 for key, f in (("fm_waited", lambda st: st["admissions_waited"]["total"]),
                                ("fm_refused", lambda st: st["helpers"]["refused_by_guard"]),
                                ("fm_helpers_sent", lambda st: st["helpers"]["sent"]),
-                               ("fm_helpers_yielded", lambda st: st["helpers"].get("yielded", 0))):
+                               ("fm_helpers_yielded", lambda st: st["helpers"].get("yielded", 0)),
+                               ("fm_helpers_stayed", lambda st: st["helpers"].get("stayed", 0))):
                     fm_acc[key] = fm_acc.get(key, 0) + f(fm1) - f(fm0)
     cells = []
     for mode in order:
@@ -668,7 +673,9 @@ def write_report(out, res):
              f"search.concurrent.max_slice_count {res.get('max_slice_count') or '0 (Lucene slicing)'}; "
              f"FM's search mode {res['args'].get('fm_search_mode', 'all')}"
              + (f", decider {res['args'].get('fm_decider', 'core')}"
-                if res['args'].get('fm_search_mode', 'all') == "auto" else "") + "; "
+                if res['args'].get('fm_search_mode', 'all') == "auto" else "")
+             + (f", yield {res['args']['fm_yield']}" if res['args'].get('fm_yield', 'cores') != "cores" else "")
+             + "; "
              + (f"FM's cores setting {res['args']['fm_cores']} (not the machine's); "
                 if res['args'].get('fm_cores') else "")
              + "".join(f"node setting {kv}; " for kv in res['args'].get('node_setting') or [])

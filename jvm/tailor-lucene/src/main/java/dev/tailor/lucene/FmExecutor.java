@@ -35,7 +35,8 @@ import org.apache.lucene.util.ThreadInterruptedException;
  *       one, and so does each request an engine reports outside a query, {@link
  *       #requestStarted}) and a slice left over, and none while queries wait to start. Between
  *       slices a helper leaves its query when an arrival has left more threads than cores ({@link
- *       FmPolicy#helperYields}). The helper pool has {@code cores - 1} threads. Queries are served
+ *       FmPolicy#helperYields}), or, under {@link #setYield} {@code ROW}, when besides the row
+ *       for the load then no longer gives its query that thread. The helper pool has {@code cores - 1} threads. Queries are served
  *       oldest first.
  * </ul>
  *
@@ -105,6 +106,9 @@ public final class FmExecutor implements Executor, Closeable {
   private long helpersSent;
   private long helpersRefused;
   private long helpersYielded;
+  private long helpersStayed;
+  /** When a helper past the cores leaves its query ({@link #setYield}). */
+  private volatile FmPolicy.Yield yield = FmPolicy.Yield.CORES;
   private int peakHelpers;
   private int peakThreads;
   /**
@@ -148,6 +152,19 @@ public final class FmExecutor implements Executor, Closeable {
   /** The cores setting. */
   public int cores() {
     return cores;
+  }
+
+  /**
+   * Sets when a helper past the cores leaves its query ({@link FmPolicy.Yield}): {@code CORES}
+   * (the default) or {@code ROW}. Takes effect at each helper's next slice.
+   */
+  public void setYield(FmPolicy.Yield rule) {
+    yield = Objects.requireNonNull(rule, "rule");
+  }
+
+  /** When a helper past the cores leaves its query ({@link #setYield}). */
+  public FmPolicy.Yield yieldRule() {
+    return yield;
   }
 
   /** Queries in the system now, started or waiting to. */
@@ -578,13 +595,24 @@ public final class FmExecutor implements Executor, Closeable {
         q.threads++;
         q.peakThreads = Math.max(q.peakThreads, q.threads);
         Runnable task;
+        boolean stayed = false;
         while (!q.closed && !closed) {
           int holding = running.size() + outside();
-          if (FmPolicy.helperYields(holding, busyHelpers, cores, onExit.size() + delayed)) {
-            if (!q.held.isEmpty()) {
-              helpersYielded++;
+          int waiting = onExit.size() + delayed;
+          if (FmPolicy.helperYields(holding, busyHelpers, cores, waiting)) {
+            double executedMs = (System.nanoTime() - q.startNanos) / 1e6;
+            if (yield == FmPolicy.Yield.ROW
+                && policy.rowKeeps(rowLoad(), executedMs, q.threads, waiting)) {
+              if (!stayed) {
+                helpersStayed++;
+                stayed = true;
+              }
+            } else {
+              if (!q.held.isEmpty()) {
+                helpersYielded++;
+              }
+              break;
             }
-            break;
           }
           if ((task = q.held.poll()) == null) {
             break;
@@ -729,6 +757,7 @@ public final class FmExecutor implements Executor, Closeable {
           helpersSent,
           helpersRefused,
           helpersYielded,
+          helpersStayed,
           peakHelpers,
           peakThreads);
     } finally {

@@ -121,6 +121,52 @@ public final class FmPolicy {
   }
 
   /**
+   * When a helper past the cores leaves its query ({@link FmExecutor#setYield}). Both rules send
+   * helpers only to free cores ({@link #helpersGranted}); they differ in what a helper does once
+   * an arrival has left more threads than cores.
+   */
+  public enum Yield {
+    /**
+     * It leaves between two slices ({@link #helperYields}): FM's threads never stay above the
+     * cores. The default, the guard of docs/guard.md.
+     */
+    CORES,
+    /**
+     * It stays while the table's row for the load now still gives its query that many threads at
+     * the query's executed time ({@link #rowKeeps}), and leaves as the CORES rule does otherwise.
+     * The table then decides, by the load, when a long query keeps its second thread past the
+     * cores, as the paper's runtime lets the table's target parallelism exceed the cores (Haque et
+     * al., ASPLOS 2015, §4.2); a departure from docs/guard.md.
+     */
+    ROW;
+
+    /** The rule named {@code value} ({@code cores} or {@code row}, any case), or null if none. */
+    public static Yield named(String value) {
+      for (Yield y : values()) {
+        if (y.name().equalsIgnoreCase(value)) {
+          return y;
+        }
+      }
+      return null;
+    }
+
+    @Override
+    public String toString() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+  }
+
+  /**
+   * Whether a helper that {@link #helperYields} would send away stays under {@link Yield#ROW}:
+   * nothing waits to start, and the row for {@code load} (the requests in the system now, §4.2)
+   * gives a query that has run {@code executedMs} at least {@code threads} threads, this helper
+   * among them. The row's degree here may fall as the load rises: that is the departure.
+   */
+  public boolean rowKeeps(int load, double executedMs, int threads, int waiting) {
+    return waiting == 0 && table.row(load).degreeAt(executedMs) >= threads;
+  }
+
+  /**
    * The threads a query starts with under the guard: the policy's {@code degree}, but 1 while
    * other queries wait, and never more than its caller plus {@link #helpersGranted} allows ({@code
    * freeCores} are those left after its caller took one).

@@ -21,6 +21,7 @@ public final class FmStats {
   private final long helpersSent;
   private final long helpersRefused;
   private final long helpersYielded;
+  private final long helpersStayed;
   private final int peakHelpers;
   private final int peakThreads;
 
@@ -36,6 +37,7 @@ public final class FmStats {
       long helpersSent,
       long helpersRefused,
       long helpersYielded,
+      long helpersStayed,
       int peakHelpers,
       int peakThreads) {
     this.degrees = degrees.clone();
@@ -49,6 +51,7 @@ public final class FmStats {
     this.helpersSent = helpersSent;
     this.helpersRefused = helpersRefused;
     this.helpersYielded = helpersYielded;
+    this.helpersStayed = helpersStayed;
     this.peakHelpers = peakHelpers;
     this.peakThreads = peakThreads;
   }
@@ -139,6 +142,15 @@ public final class FmStats {
     return helpersYielded;
   }
 
+  /**
+   * Helpers that stayed on their query past the cores because the table's row for the load then
+   * still gave the query their thread ({@link FmPolicy.Yield#ROW}); counted once per helper and
+   * query.
+   */
+  public long helpersStayed() {
+    return helpersStayed;
+  }
+
   /** The most helper threads ever sent and not yet back (at most cores - 1). */
   public int peakHelpers() {
     return peakHelpers;
@@ -163,6 +175,8 @@ public final class FmStats {
         + helpersRefused
         + ", helpers_yielded="
         + helpersYielded
+        + ", helpers_stayed="
+        + helpersStayed
         + ", peak_helpers="
         + peakHelpers
         + ", peak_threads="

@@ -291,62 +291,102 @@ class FmExecutorTest {
   @Test
   void aHelperGivesItsCoreBackToAnArrivalBetweenTasks() throws Exception {
     try (FmExecutor fm = new FmExecutor(Tables.constant(0, 0), 2)) {
-      int tasks = 8;
-      AtomicInteger next = new AtomicInteger();
-      ConcurrentHashMap<Integer, Thread> ranOn =
-          new ConcurrentHashMap<>();
-      CountDownLatch helperInside = new CountDownLatch(1);
-      CountDownLatch arrived = new CountDownLatch(1);
-      CountDownLatch firstDone = new CountDownLatch(1);
-      CountDownLatch callerDone = new CountDownLatch(1);
-      Thread caller = Thread.currentThread();
-      // As TaskExecutor does: one runnable, submitted tasks - 1 times, claims the next task.
-      Runnable work =
-          () -> {
-            int id = next.getAndIncrement();
-            if (id >= tasks) {
-              return;
-            }
-            ranOn.put(id, Thread.currentThread());
-            if (Thread.currentThread() != caller && id == 0) {
+      assertEquals(FmPolicy.Yield.CORES, fm.yieldRule(), "the guard's yield is the default");
+      assertEquals(1, tasksOnHelpersWithAnArrival(fm, false), "the helper left after its first task");
+      assertEquals(1, fm.stats().helpersYielded(), fm.stats().toString());
+      assertEquals(0, fm.stats().helpersStayed(), fm.stats().toString());
+    }
+  }
+
+  /**
+   * Under the row rule a helper stays past the cores while the row for the load the arrival made
+   * still gives its query two threads, and leaves as under the guard once it does not.
+   */
+  @Test
+  void underTheRowRuleTheRowForTheLoadNowDecidesWhetherAHelperStays() throws Exception {
+    // Load 2's row gives two threads at once: the helper stays for a second task.
+    try (FmExecutor fm = new FmExecutor(Tables.of(new double[][] {{0, 0}, {0, 0}}), 2)) {
+      fm.setYield(FmPolicy.Yield.ROW);
+      assertTrue(tasksOnHelpersWithAnArrival(fm, true) >= 2, fm.stats().toString());
+      assertEquals(0, fm.stats().helpersYielded(), fm.stats().toString());
+      assertEquals(1, fm.stats().helpersStayed(), fm.stats().toString());
+    }
+    // Load 2's row gives the second thread only after 90 ms: the helper leaves as the guard's does.
+    try (FmExecutor fm = new FmExecutor(Tables.of(new double[][] {{0, 0}, {0, 90}}), 2)) {
+      fm.setYield(FmPolicy.Yield.ROW);
+      assertEquals(1, tasksOnHelpersWithAnArrival(fm, false), fm.stats().toString());
+      assertEquals(1, fm.stats().helpersYielded(), fm.stats().toString());
+      assertEquals(0, fm.stats().helpersStayed(), fm.stats().toString());
+    }
+  }
+
+  /**
+   * Runs a query of 8 tasks on a two-core {@code fm} whose row for load 1 sends a helper at once.
+   * While the helper is inside its first task a second query arrives and holds the other core;
+   * if {@code helperStays}, the caller waits for the helper to claim a second task before
+   * claiming any itself. Returns the tasks the helper ran.
+   */
+  private static long tasksOnHelpersWithAnArrival(FmExecutor fm, boolean helperStays)
+      throws Exception {
+    int tasks = 8;
+    AtomicInteger next = new AtomicInteger();
+    ConcurrentHashMap<Integer, Thread> ranOn = new ConcurrentHashMap<>();
+    CountDownLatch helperInside = new CountDownLatch(1);
+    CountDownLatch helperAgain = new CountDownLatch(1);
+    CountDownLatch arrived = new CountDownLatch(1);
+    CountDownLatch callerDone = new CountDownLatch(1);
+    Thread caller = Thread.currentThread();
+    // As TaskExecutor does: one runnable, submitted tasks - 1 times, claims the next task.
+    Runnable work =
+        () -> {
+          int id = next.getAndIncrement();
+          if (id >= tasks) {
+            return;
+          }
+          ranOn.put(id, Thread.currentThread());
+          if (Thread.currentThread() != caller) {
+            if (id == 0) {
               helperInside.countDown();
               await(arrived);
+            } else {
+              helperAgain.countDown();
             }
-            sleepMs(2);
-          };
-      ExecutorService other = Executors.newSingleThreadExecutor();
-      try (FmQueryScope query = fm.enter()) {
-        for (int i = 0; i < tasks - 1; i++) {
-          fm.execute(work);
-        }
-        await(helperInside);
-        assertTrue(fm.mayHelp(), "a busy helper gives its core back to an arrival");
-        Future<?> arrival =
-            other.submit(
-                () -> {
-                  try (FmQueryScope second = fm.enter()) {
-                    arrived.countDown();
-                    await(callerDone);
-                  }
-                  return null;
-                });
-        await(arrived);
-        // The caller claims the tasks the helper leaves, as TaskExecutor's caller does.
-        int id;
-        while ((id = next.getAndIncrement()) < tasks) {
-          ranOn.put(id, caller);
+          }
           sleepMs(2);
-        }
-        callerDone.countDown();
-        arrival.get();
-      } finally {
-        other.shutdown();
+        };
+    ExecutorService other = Executors.newSingleThreadExecutor();
+    try (FmQueryScope query = fm.enter()) {
+      for (int i = 0; i < tasks - 1; i++) {
+        fm.execute(work);
       }
-      long onHelpers = ranOn.values().stream().filter(t -> t != caller).count();
-      assertEquals(tasks, ranOn.size());
-      assertEquals(1, onHelpers, "the helper left after its first task: " + fm.stats());
-      assertEquals(1, fm.stats().helpersYielded(), fm.stats().toString());
+      await(helperInside);
+      assertTrue(fm.mayHelp(), "a busy helper gives its core back to an arrival");
+      Future<?> arrival =
+          other.submit(
+              () -> {
+                try (FmQueryScope second = fm.enter()) {
+                  arrived.countDown();
+                  await(callerDone);
+                }
+                return null;
+              });
+      await(arrived);
+      if (helperStays) {
+        await(helperAgain);
+      }
+      // The caller claims the tasks the helper leaves, as TaskExecutor's caller does.
+      int id;
+      while ((id = next.getAndIncrement()) < tasks) {
+        ranOn.put(id, caller);
+        sleepMs(2);
+      }
+      callerDone.countDown();
+      arrival.get();
+    } finally {
+      other.shutdown();
     }
+    assertEquals(tasks, ranOn.size());
+    return ranOn.values().stream().filter(t -> t != caller).count();
   }
 
   private static void await(CountDownLatch latch) {

@@ -3,6 +3,8 @@ package dev.tailor.lucene;
 import static dev.tailor.lucene.FmPolicy.helpersGranted;
 import static dev.tailor.lucene.FmPolicy.startThreads;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tailor.lucene.FmPolicy.Admission;
@@ -157,5 +159,20 @@ class FmPolicyTest {
         }
       }
     }
+  }
+
+  @Test
+  void underTheRowRuleAHelperStaysWhileTheRowForTheLoadNowGivesItsThread() {
+    // Load 1 adds the second thread at once, load 2 after 10 ms, load 3 never before y.
+    FmPolicy p = new FmPolicy(Tables.of(new double[][] {{0, 0}, {0, 10}, {0, 100}}));
+    assertTrue(p.rowKeeps(1, 0.0, 2, 0));
+    assertFalse(p.rowKeeps(2, 9.9, 2, 0), "load 2's row gives the thread only from 10 ms");
+    assertTrue(p.rowKeeps(2, 10.0, 2, 0));
+    assertFalse(p.rowKeeps(3, 50.0, 2, 0), "load 3's row gives none");
+    assertFalse(p.rowKeeps(1, 50.0, 3, 0), "no row gives a third thread");
+    assertFalse(p.rowKeeps(1, 50.0, 2, 1), "a query waiting to start always takes the core");
+    assertEquals(FmPolicy.Yield.ROW, FmPolicy.Yield.named("Row"));
+    assertEquals(FmPolicy.Yield.CORES, FmPolicy.Yield.named("cores"));
+    assertNull(FmPolicy.Yield.named("never"));
   }
 }

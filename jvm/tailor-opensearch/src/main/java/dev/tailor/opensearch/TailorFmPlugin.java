@@ -1,6 +1,7 @@
 package dev.tailor.opensearch;
 
 import dev.tailor.lucene.FmExecutor;
+import dev.tailor.lucene.FmPolicy;
 import dev.tailor.lucene.FmStats;
 import dev.tailor.lucene.FmTable;
 import dev.tailor.lucene.FmTableException;
@@ -63,6 +64,10 @@ import org.opensearch.watcher.ResourceWatcherService;
  *   <li>{@code tailor.fm.decider} (default {@code core}, dynamic): in search mode {@code auto},
  *       which shard requests are sliced ({@link FmDecider.Rule}): {@code core}, those with a core
  *       of their own and a row that adds threads; {@code row}, those whose row adds threads.
+ *   <li>{@code tailor.fm.yield} (default {@code cores}, dynamic): when a helper leaves its query
+ *       once an arrival has left more threads than cores ({@link FmPolicy.Yield}): {@code
+ *       cores}, at its next slice; {@code row}, only when the table's row for the load then no
+ *       longer gives its query that thread.
  * </ul>
  *
  * <p>Observability: {@code GET /_tailor/fm/stats} ({@link RestFmStatsAction}).
@@ -85,6 +90,10 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
   public static final Setting<FmDecider.Rule> DECIDER =
       new Setting<>(
           DECIDER_KEY, "core", FmDecider.Rule::parse, Property.NodeScope, Property.Dynamic);
+  static final String YIELD_KEY = "tailor.fm.yield";
+  public static final Setting<FmPolicy.Yield> YIELD =
+      new Setting<>(
+          YIELD_KEY, "cores", TailorFmPlugin::parseYield, Property.NodeScope, Property.Dynamic);
   public static final Setting<Integer> CORES =
       Setting.intSetting(
           "tailor.fm.cores", Runtime.getRuntime().availableProcessors(), 1, Property.NodeScope);
@@ -109,6 +118,7 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
     this.countSearchRequests = COUNT_SEARCH_REQUESTS.get(settings);
     this.enabled = ENABLED.get(settings);
     this.decider = DECIDER.get(settings);
+    FmPolicy.Yield yield = YIELD.get(settings); // a bad value fails the start, table or not
     String table = TABLE.get(settings);
     if (table.isEmpty()) {
       if (enabled) {
@@ -123,6 +133,17 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
     this.tablePath = resolve(configPath, table);
     FmTable t = readTablePrivileged(tablePath);
     this.fm = newExecutor(t, cores);
+    fm.setYield(yield);
+  }
+
+  /** The yield rule's setting value, {@code cores} or {@code row}. */
+  static FmPolicy.Yield parseYield(String value) {
+    FmPolicy.Yield y = FmPolicy.Yield.named(value);
+    if (y == null) {
+      throw new IllegalArgumentException(
+          "[" + YIELD_KEY + "] must be cores or row, found [" + value + "]");
+    }
+    return y;
   }
 
   /** The table's path: under the config directory, unless absolute (in the config's file system). */
@@ -162,7 +183,7 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
 
   @Override
   public List<Setting<?>> getSettings() {
-    return List.of(ENABLED, TABLE, CORES, COUNT_SEARCH_REQUESTS, DECIDER);
+    return List.of(ENABLED, TABLE, CORES, COUNT_SEARCH_REQUESTS, DECIDER, YIELD);
   }
 
   @Override
@@ -182,6 +203,9 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
         .getClusterSettings()
         .addSettingsUpdateConsumer(ENABLED, this::setEnabled, this::validateEnabled);
     clusterService.getClusterSettings().addSettingsUpdateConsumer(DECIDER, r -> decider = r);
+    if (fm != null) {
+      clusterService.getClusterSettings().addSettingsUpdateConsumer(YIELD, fm::setYield);
+    }
     return List.of();
   }
 
@@ -278,6 +302,7 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
       FmStats s = fm.stats();
       b.field("load", fm.load());
       b.field("search_requests_in_flight", fm.requestsInFlight());
+      b.field("yield", fm.yieldRule().toString());
       b.field("queries", s.queries());
       b.startObject("degrees");
       long[] h = s.degreeHistogram();
@@ -294,6 +319,7 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
       b.field("sent", s.helpersSent());
       b.field("refused_by_guard", s.helpersRefused());
       b.field("yielded", s.helpersYielded());
+      b.field("stayed", s.helpersStayed());
       b.field("peak", s.peakHelpers());
       b.endObject();
       b.field("peak_threads", s.peakThreads());

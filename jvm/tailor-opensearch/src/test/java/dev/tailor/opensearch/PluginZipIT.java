@@ -80,7 +80,8 @@ public class PluginZipIT extends OpenSearchTestCase {
               "tailor.fm.table",
               "tailor.fm.cores",
               "tailor.fm.count_search_requests",
-              "tailor.fm.decider"),
+              "tailor.fm.decider",
+              "tailor.fm.yield"),
           plugin.getSettings().stream().map(Setting::getKey).collect(Collectors.toList()));
       assertTrue(info.getExtendedPlugins().isEmpty());
     } finally {

@@ -316,6 +316,22 @@ public class TailorFmNodeTests extends OpenSearchSingleNodeTestCase {
     }
   }
 
+  /** The yield rule is dynamic: the running node's executor takes it, and a bad value is refused. */
+  public void testTheYieldRuleChangesOnARunningNode() {
+    try {
+      setTransient("tailor.fm.yield", "row");
+      assertEquals("row", plugin().fm().yieldRule().toString());
+      IllegalArgumentException e =
+          expectThrows(IllegalArgumentException.class, () -> setTransient("tailor.fm.yield", "later"));
+      assertTrue(e.getMessage(), e.getMessage().contains("tailor.fm.yield"));
+      assertEquals("row", plugin().fm().yieldRule().toString());
+    } finally {
+      client().admin().cluster().prepareUpdateSettings()
+          .setTransientSettings(Settings.builder().putNull("tailor.fm.yield")).get();
+    }
+    assertEquals("cores", plugin().fm().yieldRule().toString());
+  }
+
   private void setMode(String mode) {
     setTransient("search.concurrent_segment_search.mode", mode);
   }

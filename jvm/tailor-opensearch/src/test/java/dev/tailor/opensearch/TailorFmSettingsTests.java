@@ -16,7 +16,7 @@ public class TailorFmSettingsTests extends OpenSearchTestCase {
       assertNull(plugin.fm());
       assertNull(plugin.activeFm());
       assertFalse(plugin.enabled());
-      assertEquals(5, plugin.getSettings().size());
+      assertEquals(6, plugin.getSettings().size());
       assertEquals("core", plugin.decider().toString());
       assertEquals("the request count is on by default", 1, plugin.getActionFilters().size());
     }
@@ -81,6 +81,24 @@ public class TailorFmSettingsTests extends OpenSearchTestCase {
         expectThrows(IllegalArgumentException.class, () -> new TailorFmPlugin(bad, createTempDir()));
     MatcherAssert.assertThat(
         e.getMessage(), containsString("[tailor.fm.decider] must be core or row, found [free]"));
+  }
+
+  public void testYieldRuleIsCoresOrRow() throws Exception {
+    Path config = createTempDir();
+    Files.copy(getDataPath("/fm-table.json"), config.resolve("fm-table.json"));
+    Settings table = Settings.builder().put("tailor.fm.table", "fm-table.json").build();
+    try (TailorFmPlugin plugin = new TailorFmPlugin(table, config)) {
+      assertEquals("the guard's yield by default", "cores", plugin.fm().yieldRule().toString());
+    }
+    Settings row = Settings.builder().put(table).put("tailor.fm.yield", "row").build();
+    try (TailorFmPlugin plugin = new TailorFmPlugin(row, config)) {
+      assertEquals("row", plugin.fm().yieldRule().toString());
+    }
+    Settings bad = Settings.builder().put("tailor.fm.yield", "never").build();
+    IllegalArgumentException e =
+        expectThrows(IllegalArgumentException.class, () -> new TailorFmPlugin(bad, createTempDir()));
+    MatcherAssert.assertThat(
+        e.getMessage(), containsString("[tailor.fm.yield] must be cores or row, found [never]"));
   }
 
   public void testCoresAtLeastOne() {
