@@ -35,9 +35,9 @@ import org.apache.lucene.util.ThreadInterruptedException;
  *       one, and so does each request an engine reports outside a query, {@link
  *       #requestStarted}) and a slice left over, and none while queries wait to start. Between
  *       slices a helper leaves its query when an arrival has left more threads than cores ({@link
- *       FmPolicy#helperYields}), or, under {@link #setYield} {@code ROW}, when besides the row
- *       for the load then no longer gives its query that thread. The helper pool has {@code cores - 1} threads. Queries are served
- *       oldest first.
+ *       FmPolicy#helperYields}); under {@link #setYield} {@code ROW} it leaves then only if the
+ *       row for the load now no longer gives its query that thread, or a query waits to start.
+ *       The helper pool has {@code cores - 1} threads. Queries are served oldest first.
  * </ul>
  *
  * <p>Every runnable given to {@link #execute} runs exactly once: on a helper, or on the submitting
@@ -262,7 +262,8 @@ public final class FmExecutor implements Executor, Closeable {
   /**
    * Whether a query arriving now could get a helper, now or once a core frees: nothing waits to
    * start, the query has a core of its own (helpers give theirs back to an arrival, {@link
-   * FmPolicy#helperYields}), and the table's row for the load it would find raises the degree
+   * FmPolicy#helperYields}; under {@link #setYield} {@code ROW} a helper may stay, so each busy
+   * helper counts as holding its core), and the table's row for the load it would find raises the degree
    * before the table's horizon y ({@link #rowMayHelp}). A query that arrives to a node whose
    * other cores are all held by queries and requests may get the helper when one of them ends,
    * as FM re-decides a request's degree when the load changes (Haque et al., ASPLOS 2015, §4.2).
@@ -273,7 +274,8 @@ public final class FmExecutor implements Executor, Closeable {
     lock.lock();
     try {
       // The arriving query's own request is among those outside a scope, if the engine counts them.
-      int left = cores - running.size() - Math.max(1, requests - load);
+      int helpers = yield == FmPolicy.Yield.ROW ? busyHelpers : 0;
+      int left = cores - running.size() - helpers - Math.max(1, requests - load);
       return rowRaises() && left >= 0;
     } finally {
       lock.unlock();
@@ -603,7 +605,7 @@ public final class FmExecutor implements Executor, Closeable {
             double executedMs = (System.nanoTime() - q.startNanos) / 1e6;
             if (yield == FmPolicy.Yield.ROW
                 && policy.rowKeeps(rowLoad(), executedMs, q.threads, waiting)) {
-              if (!stayed) {
+              if (!stayed && !q.held.isEmpty()) {
                 helpersStayed++;
                 stayed = true;
               }

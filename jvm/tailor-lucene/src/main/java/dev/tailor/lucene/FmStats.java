@@ -136,16 +136,18 @@ public final class FmStats {
 
   /**
    * Helpers that left a query with slices still held, because an arrival had left more query
-   * threads than cores, or a query waited to start ({@link FmPolicy#helperYields}).
+   * threads than cores, or a query waited to start ({@link FmPolicy#helperYields}); under
+   * {@link FmPolicy.Yield#ROW}, only once the row no longer kept them ({@link FmPolicy#rowKeeps}).
    */
   public long helpersYielded() {
     return helpersYielded;
   }
 
   /**
-   * Helpers that stayed on their query past the cores because the table's row for the load then
-   * still gave the query their thread ({@link FmPolicy.Yield#ROW}); counted once per helper and
-   * query.
+   * Helpers that stayed on their query past the cores, with slices held, because the table's row
+   * for the load then still gave the query their thread ({@link FmPolicy.Yield#ROW}); counted
+   * once per helper sent. A helper that stays and later leaves counts in {@link
+   * #helpersYielded()} too.
    */
   public long helpersStayed() {
     return helpersStayed;

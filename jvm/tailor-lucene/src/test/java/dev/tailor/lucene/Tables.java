@@ -19,6 +19,17 @@ final class Tables {
     }
   }
 
+  /** As {@link #of}, with the table's horizon y ({@code max_interval_ms}) at {@code yMs}. */
+  static FmTable withHorizon(double yMs, double[][] schedules) {
+    try {
+      ObjectNode t = json(schedules);
+      t.put("max_interval_ms", yMs);
+      return FmTable.parse(t.toString(), "test table");
+    } catch (FmTableException e) {
+      throw new AssertionError(e);
+    }
+  }
+
   /** One row for every load: {@code schedule}. */
   static FmTable constant(double... schedule) {
     return of(new double[][] {schedule});

@@ -67,7 +67,7 @@ import org.opensearch.watcher.ResourceWatcherService;
  *   <li>{@code tailor.fm.yield} (default {@code cores}, dynamic): when a helper leaves its query
  *       once an arrival has left more threads than cores ({@link FmPolicy.Yield}): {@code
  *       cores}, at its next slice; {@code row}, only when the table's row for the load then no
- *       longer gives its query that thread.
+ *       longer gives its query that thread, or a query waits for admission.
  * </ul>
  *
  * <p>Observability: {@code GET /_tailor/fm/stats} ({@link RestFmStatsAction}).
@@ -203,9 +203,17 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
         .getClusterSettings()
         .addSettingsUpdateConsumer(ENABLED, this::setEnabled, this::validateEnabled);
     clusterService.getClusterSettings().addSettingsUpdateConsumer(DECIDER, r -> decider = r);
-    if (fm != null) {
-      clusterService.getClusterSettings().addSettingsUpdateConsumer(YIELD, fm::setYield);
-    }
+    // Registered on every node, as cluster settings must be accepted everywhere; a node without
+    // a table has no executor to act on it.
+    clusterService
+        .getClusterSettings()
+        .addSettingsUpdateConsumer(
+            YIELD,
+            r -> {
+              if (fm != null) {
+                fm.setYield(r);
+              }
+            });
     return List.of();
   }
 
