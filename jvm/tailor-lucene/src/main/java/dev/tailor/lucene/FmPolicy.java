@@ -162,10 +162,14 @@ public final class FmPolicy {
    * Whether a helper that {@link #helperYields} would send away stays under {@link Yield#ROW}:
    * nothing waits to start, and the row for {@code load} (the requests in the system now, §4.2)
    * gives a query that has run {@code executedMs} at least {@code threads} threads, this helper
-   * among them. The row's degree here may fall as the load rises: that is the departure.
+   * among them. The row's degree here may fall as the load rises: that is the departure. As in
+   * {@link FmExecutor#rowMayHelp}, a boundary at or past the table's horizon y ({@code
+   * max_interval_ms}) gives no thread: the rows that send no helper before y keep none either.
    */
   public boolean rowKeeps(int load, double executedMs, int threads, int waiting) {
-    return waiting == 0 && table.row(load).degreeAt(executedMs) >= threads;
+    double y = table.maxIntervalMs();
+    double ms = y > 0.0 ? Math.min(executedMs, Math.nextDown(y)) : executedMs;
+    return waiting == 0 && table.row(load).degreeAt(ms) >= threads;
   }
 
   /**

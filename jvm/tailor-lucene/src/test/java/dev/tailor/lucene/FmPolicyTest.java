@@ -169,6 +169,7 @@ class FmPolicyTest {
     assertFalse(p.rowKeeps(2, 9.9, 2, 0), "load 2's row gives the thread only from 10 ms");
     assertTrue(p.rowKeeps(2, 10.0, 2, 0));
     assertFalse(p.rowKeeps(3, 50.0, 2, 0), "load 3's row gives none");
+    assertFalse(p.rowKeeps(3, 150.0, 2, 0), "load 3's boundary is at y = 100: it gives none ever");
     assertFalse(p.rowKeeps(1, 50.0, 3, 0), "no row gives a third thread");
     assertFalse(p.rowKeeps(1, 50.0, 2, 1), "a query waiting to start always takes the core");
     assertEquals(FmPolicy.Yield.ROW, FmPolicy.Yield.named("Row"));
