@@ -619,11 +619,6 @@ class FmExecutorTest {
   }
 
   /**
-   * One query of {@code tasks} tasks of 5 ms, submitted as TaskExecutor does (one runnable,
-   * tasks - 1 times, then the caller claims what is left); {@code report}: each task reports its
-   * slice to the executor, as FmSearcher does.
-   */
-  /**
    * Starts a thread that opens a query scope of {@code fm} and holds it until {@code done} counts
    * down; returns once the query has started.
    */
@@ -645,6 +640,11 @@ class FmExecutorTest {
     return t;
   }
 
+  /**
+   * One query of {@code tasks} tasks of 5 ms, submitted as TaskExecutor does (one runnable,
+   * tasks - 1 times, then the caller claims what is left); {@code report}: each task reports its
+   * slice to the executor, as FmSearcher does.
+   */
   private static void runBatch(FmExecutor fm, int tasks, boolean report) {
     runBatch(fm, tasks, report, () -> {});
   }
