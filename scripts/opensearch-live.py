@@ -16,8 +16,8 @@ What it does, in order (each step logged, results written under --out as they co
    is the capacity the loads are fractions of.
 6. FM at --low-load: the plugin's own per-query statistics (GET /_tailor/fm/stats?recent=N),
    from which the degree split of the longest 5% and the shortest half is read.
-7. --rounds rounds; in each, every load of --loads, the three modes in an order rotated per
-   round and load; p99 per cell; the median of the rounds per mode and load. With --blocks K,
+7. --rounds rounds; in each, every load of --loads, the three modes (four with --also-yield)
+   in an order rotated per round and load; p99 per cell; the median of the rounds per mode and load. With --blocks K,
    each cell is sent in K blocks, the modes taking turns block by block, and its p99 is that of
    its blocks' latencies together (latencies.jsonl.gz keeps them).
 
@@ -65,6 +65,9 @@ MODES = {
     # --fm-search-mode all slices every query, as runs before 2026-11-27 21:45 did.
     "fm": ("auto", True),
 }
+# FM's modes' tailor.fm.yield, set with the mode when --also-yield adds a second FM mode
+# ("fm-cores" or "fm-row"), so that both rules run interleaved in one run.
+FM_YIELD = {}
 
 
 def log(msg):
@@ -322,6 +325,8 @@ def index_corpus(http, corpus, segments):
 def set_mode(http, mode, slices=None):
     m, fm = MODES[mode]
     settings = {"search.concurrent_segment_search.mode": m, "tailor.fm.enabled": fm}
+    if mode in FM_YIELD:
+        settings["tailor.fm.yield"] = FM_YIELD[mode]
     if slices is not None:
         settings["search.concurrent.max_slice_count"] = slices
     http.call("PUT", "/_cluster/settings", {"transient": settings})
@@ -361,23 +366,35 @@ def degree_split(runs):
             "shortest_half_max_run_ms": half[-1][0] / 1000}
 
 
-def fm_split(http, before):
-    """FM's own statistics of the queries since `before` finished: the split over them all, and
-    by the table row they followed (the load they found on arrival: row 1, or rows 2 and up)."""
+RECENT_KEYS = ("run_us", "degree", "load", "sliced", "refused")
+
+
+def fm_recent(http, k=None, before=None):
+    """The plugin's record of the last k queries it finished (or of those since its query count
+    was `before`), key by key (RECENT_KEYS; sliced and refused are absent from plugins built
+    before 2026-11-28 23:45); its statistics; and k."""
     st = http.call("GET", "/_tailor/fm/stats?recent=10000")
-    k = st["queries"] - before
+    k = st["queries"] - before if k is None else k
     rec = st["recent"]
-    rows = list(zip(rec["run_us"], rec["degree"], rec["load"]))[-k:] if k > 0 else []
-    # Whether each was sliced, and the helpers the guard withheld from it (absent from plugins
-    # built before 2026-11-28 23:45).
-    extra = {key: rec[key][len(rec[key]) - len(rows):] for key in ("sliced", "refused") if key in rec}
+    n = min(max(k, 0), len(rec["run_us"]))
+    return {key: (rec[key][len(rec[key]) - n:] if n else []) for key in RECENT_KEYS if key in rec}, st, k
+
+
+def fm_split(http, before, recent=None):
+    """FM's own statistics of the queries since `before` finished (or of `recent`, gathered
+    block by block): the split over them all, and by the table row they followed (the load they
+    found on arrival: row 1, or rows 2 and up)."""
+    if recent is None:
+        recent, st, k = fm_recent(http, before=before)
+    else:
+        st, k = http.call("GET", "/_tailor/fm/stats"), len(recent["run_us"])
+    rows = list(zip(recent["run_us"], recent["degree"], recent["load"]))
     groups = {"all rows": [(r, d) for r, d, _ in rows],
               "row 1": [(r, d) for r, d, l in rows if l == 1],
               "rows 2+": [(r, d) for r, d, l in rows if l >= 2]}
     return {"queries": k, "truncated": k > len(rows),
             "groups": {g: degree_split(v) for g, v in groups.items() if v},
-            "recent": {"run_us": [r for r, _, _ in rows], "degree": [d for _, d, _ in rows],
-                       "load": [l for _, _, l in rows], **extra},
+            "recent": recent,
             "stats": {x: st[x] for x in ("degrees", "admissions_waited", "helpers")}}
 
 
@@ -410,6 +427,9 @@ def main():
                    help="the plugin's tailor.fm.yield: cores, a helper leaves its query at its next slice once "
                         "an arrival leaves more threads than cores (the guard); row, it stays while the table's "
                         "row for the load then still gives its query that thread")
+    p.add_argument("--also-yield", choices=("cores", "row"), default=None,
+                   help="a fourth mode, fm-RULE: FM with this tailor.fm.yield, interleaved with the "
+                        "others (the same table and decider), so that the two rules compare within one run")
     p.add_argument("--max-degree", type=int, default=None,
                    help="the table's maximum degree, and the profile's degrees 1..N (default: min(cores, 8)); "
                         "1 plans a table that never sends a helper: FM's path at degree 1, for comparison")
@@ -476,6 +496,11 @@ def main():
         a.profile_queries, a.repeat, a.rounds, a.seconds, a.low_queries = 60, 1, 1, 4, 200
         a.loads = "0.3,0.75"
     MODES["fm"] = (a.fm_search_mode, True)
+    if a.also_yield:
+        if a.also_yield == a.fm_yield:
+            raise SystemExit(f"error: --also-yield {a.also_yield} is --fm-yield's rule already")
+        MODES[f"fm-{a.also_yield}"] = (a.fm_search_mode, True)
+        FM_YIELD.update({"fm": a.fm_yield, f"fm-{a.also_yield}": a.also_yield})
     loads = [float(x) for x in a.loads.split(",")]
     out = Path(a.out) if a.out else REPO / "runs" / "opensearch" / time.strftime("%Y-%m-%d")
     out.mkdir(parents=True, exist_ok=True)
@@ -582,19 +607,22 @@ def round_cells(a, out, http, queries, r, li, ld, cap):
     n = max(200, int(rps * a.seconds))
     per_block = math.ceil(n / a.blocks)
     acc = {m: {"lat": [], "failures": 0, "steal_ms": 0.0, "p99s": []} for m in order}
-    fm_before = None
-    fm_acc = {}
+    # Each FM mode's counters and its queries, block by block (two FM modes interleave).
+    fm_acc = {m: {"recent": {}} for m in order if MODES[m][1]}
     for b in range(a.blocks):
         rot = (r + li + b) % len(order)
         for mode in order[rot:] + order[:rot]:
             set_mode(http, mode, a.max_slice_count)
             fm0 = http.call("GET", "/_tailor/fm/stats")
-            if mode == "fm" and fm_before is None:
-                fm_before = fm0["queries"]
             seed = 1000 + r * 10 + li if a.blocks == 1 else (1000 + r * 10 + li) * 100 + b
             tag = f"r{r + 1}-{ld}-{mode}" + (f"-b{b + 1}" if a.blocks > 1 else "")
             s = load(a, out, queries, rps, per_block, seed, tag, latencies=a.blocks > 1)
-            fm1 = http.call("GET", "/_tailor/fm/stats")
+            if mode in fm_acc:
+                recent, fm1, k = fm_recent(http, before=fm0["queries"])
+                if k > len(recent.get("run_us", [])):
+                    log(f"  warning: {tag}: the plugin kept {len(recent.get('run_us', []))} of its {k} queries")
+                for key, v in recent.items():
+                    fm_acc[mode]["recent"].setdefault(key, []).extend(v)
             if a.blocks > 1:
                 log(f"  {tag}: {per_block} requests, p99 {s['latency_ms']['p99']:.1f} ms")
             c = acc[mode]
@@ -606,15 +634,16 @@ def round_cells(a, out, http, queries, r, li, ld, cap):
             c["lat"].append(s.get("latencies_ms", []))
             c["p99s"].append(s["latency_ms"]["p99"])
             c["summary"] = s
-            if mode == "fm":
-                fm_acc["degrees"] = {d: fm_acc.get("degrees", {}).get(d, 0) + fm1["degrees"][d] - fm0["degrees"][d]
-                                     for d in fm1["degrees"]}
+            if mode in fm_acc:
+                fa = fm_acc[mode]
+                fa["degrees"] = {d: fa.get("degrees", {}).get(d, 0) + fm1["degrees"][d] - fm0["degrees"][d]
+                                 for d in fm1["degrees"]}
                 for key, f in (("fm_waited", lambda st: st["admissions_waited"]["total"]),
                                ("fm_refused", lambda st: st["helpers"]["refused_by_guard"]),
                                ("fm_helpers_sent", lambda st: st["helpers"]["sent"]),
                                ("fm_helpers_yielded", lambda st: st["helpers"].get("yielded", 0)),
                                ("fm_helpers_stayed", lambda st: st["helpers"].get("stayed", 0))):
-                    fm_acc[key] = fm_acc.get(key, 0) + f(fm1) - f(fm0)
+                    fa[key] = fa.get(key, 0) + f(fm1) - f(fm0)
     cells = []
     for mode in order:
         c = acc[mode]
@@ -633,15 +662,16 @@ def round_cells(a, out, http, queries, r, li, ld, cap):
                 f.write(json.dumps({"round": r + 1, "load": ld, "mode": mode, "blocks_ms": c["lat"]}) + "\n")
         cell = {"round": r + 1, "load": ld, "mode": mode, "rps": rps, "requests": per_block * a.blocks,
                 **stats, "failures": c["failures"], "steal_ms": c["steal_ms"]}
-        if mode == "fm":
-            cell["fm_degrees"] = fm_acc["degrees"]
-            cell.update({k: v for k, v in fm_acc.items() if k != "degrees"})
-            split = fm_split(http, fm_before)
+        if mode in fm_acc:
+            fa = fm_acc[mode]
+            cell["fm_degrees"] = fa["degrees"]
+            cell.update({k: v for k, v in fa.items() if k not in ("degrees", "recent")})
+            split = fm_split(http, None, fa["recent"])
             cell["fm_split"] = split["groups"]
             # The cell's queries one by one (run time, degree, load, sliced, refused), apart
             # from results.json: why a long query stayed at degree 1 can be read from them.
             with gzip.open(out / "fm-recent.jsonl.gz", "at") as f:
-                f.write(json.dumps({"round": r + 1, "load": ld, "truncated": split["truncated"],
+                f.write(json.dumps({"round": r + 1, "load": ld, "mode": mode, "truncated": split["truncated"],
                                     "queries": split["recent"]}) + "\n")
         cells.append(cell)
     return cells
@@ -664,6 +694,13 @@ def summarize(cells):
                         "paired_fm_over_none": statistics.median(r["fm"] / r["none"] for r in pairs),
                         "paired_fm_over_all_each": [round(r["fm"] / r["all"], 3) for r in pairs],
                         "paired_fm_over_none_each": [round(r["fm"] / r["none"], 3) for r in pairs]})
+        # A second FM mode (--also-yield): its ratios, and FM's paired ratio to it.
+        for m in (m for m in MODES if MODES[m][1] and m != "fm"):
+            summary[-1].setdefault("others", {})[m] = {
+                "over_all": med[m] / med["all"], "over_none": med[m] / med["none"],
+                "paired_over_all": statistics.median(r[m] / r["all"] for r in pairs),
+                "paired_over_none": statistics.median(r[m] / r["none"] for r in pairs),
+                "paired_fm_over_it_each": [round(r["fm"] / r[m], 3) for r in pairs]}
     return summary
 
 
@@ -696,6 +733,17 @@ def write_report(out, res):
         lines.append(f"| {s['load']:.0%} | {m['none']:.1f} | {m['all']:.1f} | {m['fm']:.1f} | "
                      f"{s['fm_over_all']:.2f} | {s['fm_over_none']:.2f} | {s['paired_fm_over_all']:.2f} | "
                      f"{s['paired_fm_over_none']:.2f} |")
+    others = sorted({m for s in res["median_p99"] for m in s.get("others", {})})
+    for m in others:
+        lines += ["", f"{m}: FM with tailor.fm.yield {m[3:]}, interleaved with the modes above "
+                  f"(`fm` has yield {res['args'].get('fm_yield', 'cores')}).", "",
+                  f"| load | {m} p99 | {m} / all | {m} / none | paired {m} / all | paired {m} / none | "
+                  f"fm / {m} (rounds) |", "|---|---|---|---|---|---|---|"]
+        for s in res["median_p99"]:
+            o = s["others"][m]
+            lines.append(f"| {s['load']:.0%} | {s['p99_ms'][m]:.1f} | {o['over_all']:.2f} | {o['over_none']:.2f} | "
+                         f"{o['paired_over_all']:.2f} | {o['paired_over_none']:.2f} | "
+                         + ", ".join(f"{x:.2f}" for x in o["paired_fm_over_it_each"]) + " |")
     blocks = res["args"].get("blocks", 1)
     lines += ["", f"Medians of {max(c['round'] for c in res['cells'])} interleaved rounds (each mode's p99, and FM's "
               f"ratios paired within a round)"

@@ -34,7 +34,8 @@ Usage: python3 scripts/opensearch-null.py [--runs DIR] [--trials N] [--seed S] [
 blocked run's paired ratios as recorded and with each block's first and last SECONDS of
 requests dropped, to see whether the node starting each block idle and draining at its end
 moves them. --longest: FM's latency over each mode's query by query on the run's longest 3%
-of queries, per round.)
+of queries, per round. --fm MODE: the mode these compare with the others, default fm; a
+run with the live script's --also-yield has a second, fm-cores or fm-row.)
 Pure Python (no numpy); seeded.
 """
 import argparse
@@ -51,6 +52,13 @@ from pathlib import Path
 _spec = importlib.util.spec_from_file_location("opensearch_live", Path(__file__).resolve().parent / "opensearch-live.py")
 LIVE = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(LIVE)
+
+# The mode --pool, --edges and --longest compare with the others (--fm), and its label.
+FM = "fm"
+
+
+def label(mode):
+    return "FM" if mode == "fm" else mode
 
 T975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26,
         10: 2.23, 11: 2.20, 12: 2.18, 14: 2.14, 17: 2.11, 20: 2.09, 29: 2.05}
@@ -118,19 +126,20 @@ def pass_rate(rng, rounds, sigma_e, sigma_r, effect, trials, loads=4, margin=1.1
 def pooled(runs_dir, names):
     runs = [cells_of(runs_dir / name / "results.json")[0] for name in names]
     loads = sorted({c["load"] for cells in runs for c in cells})
-    for mode in ("none", "all"):
+    for mode in [m for m in ("none", "all", "fm", "fm-cores", "fm-row")
+                 if m != FM and any(c["mode"] == m for cells in runs for c in cells)]:
         for load in loads:
             lr = []
             for cells in runs:
                 at = {(c["round"], c["mode"]): c["p99_ms"] for c in cells if c["load"] == load}
                 for r in sorted({r for (r, _) in at}):
-                    if (r, "fm") in at and (r, mode) in at:
-                        lr.append(math.log(at[r, "fm"] / at[r, mode]))
+                    if (r, FM) in at and (r, mode) in at:
+                        lr.append(math.log(at[r, FM] / at[r, mode]))
             if len(lr) < 2:
                 continue
             mean = statistics.mean(lr)
             half = t975(len(lr) - 1) * statistics.stdev(lr) / math.sqrt(len(lr))
-            print(f"  FM / {mode:4s} at {load:.0%}: {math.exp(mean):.2f} "
+            print(f"  {label(FM)} / {mode:4s} at {load:.0%}: {math.exp(mean):.2f} "
                   f"(95% interval {math.exp(mean - half):.2f}-{math.exp(mean + half):.2f}, "
                   f"{len(lr)} rounds; above 1: {sum(x > 0 for x in lr)})")
 
@@ -152,7 +161,7 @@ def cell_steal(runs_dir, names):
                 continue
             d[tuple(parts)] = (x["summary"]["latency_ms"]["p99"], host["steal_ms"] / 1e3)
         for (r, load, mode), (p99, steal) in d.items():
-            if mode != "fm":
+            if mode != FM:
                 continue
             for other in ("none", "all"):
                 if (r, load, other) in d:
@@ -180,7 +189,7 @@ def steal_adjusted(runs_dir, names):
         res = [y - a[ld] - b * x for ld, v in by.items() for x, y in v]
         dof = len(res) - len(by) - 1
         sd = math.sqrt(sum(e * e for e in res) / dof)
-        print(f"  FM / {mode}: each second more steal in FM's cell multiplies the ratio by {math.exp(b):.3f}; "
+        print(f"  {label(FM)} / {mode}: each second more steal in FM's cell multiplies the ratio by {math.exp(b):.3f}; "
               f"residual sigma {sd:.2f}")
         for ld in sorted(by):
             n = len(by[ld])
@@ -242,44 +251,45 @@ def edges(runs_dir, name, seconds):
     # Groups of three rounds (the issue's statistic); rounds left over join the last group.
     halves = [rounds[i:i + 3] for i in range(0, len(rounds) - 2, 3)] or [rounds]
     halves[-1] = halves[-1] + rounds[sum(len(h) for h in halves):]
-    print(f"{name}: FM's p99 over each mode's, paired within a round; medians of rounds "
+    print(f"{name}: {label(FM)}'s p99 over each mode's, paired within a round; medians of rounds "
           + ", ".join(f"{h[0]}-{h[-1]}" for h in halves) + f"; trimmed: each block's first and last {seconds:g} s dropped")
-    for mode in ("all", "none"):
+    for mode in [m for m in ("all", "none", "fm", "fm-cores", "fm-row") if m != FM and any(k[2] == m for k in lat)]:
         for ld in sorted({l for _, l, _ in lat}):
             row = []
             for drop_s in (0.0, seconds):
                 ratios = {}
                 for r in rounds:
-                    if (r, ld, "fm") in lat and (r, ld, mode) in lat:
+                    if (r, ld, FM) in lat and (r, ld, mode) in lat:
                         drop = round(drop_s * rps[r, ld])
-                        ratios[r] = p99(lat[r, ld, "fm"], drop) / p99(lat[r, ld, mode], drop)
+                        ratios[r] = p99(lat[r, ld, FM], drop) / p99(lat[r, ld, mode], drop)
                 row.append(" ".join(f"{statistics.median(ratios[r] for r in h if r in ratios):.2f}" for h in halves))
-            print(f"  FM / {mode:4s} at {ld:.0%}: as recorded {row[0]}; trimmed {row[1]}")
+            print(f"  {label(FM)} / {mode:4s} at {ld:.0%}: as recorded {row[0]}; trimmed {row[1]}")
 
 
 def longest(runs_dir, name, share=0.03):
     """Query by query, on a blocked run's longest `share` of queries: the modes got the same
     queries in the same order, so each measured position is one query under every mode. The
-    longest are chosen by the mean of the three modes' log latencies, which favours no mode;
-    per round, the geometric mean of FM's latency over each mode's on them."""
+    longest are chosen by the mean of the modes' log latencies, which favours no mode; per round,
+    the geometric mean of FM's latency over each other mode's, and of all's over none's, on them."""
     lat = block_latencies(runs_dir / name)
     print(f"{name}: the longest {share:.0%} of queries (by the modes' mean), per round: "
           "geometric means of the paired latency ratios")
     for ld in sorted({l for _, l, _ in lat}):
-        rows = {"FM / all": [], "FM / none": [], "all / none": []}
+        modes = sorted({m for _, l, m in lat if l == ld})
+        pairs = [(FM, m) for m in ("all", "none", "fm", "fm-cores", "fm-row") if m != FM and m in modes] + [("all", "none")]
+        rows = {f"{label(p)} / {label(q)}": [] for p, q in pairs}
         for r in sorted({r for r, l, _ in lat if l == ld}):
-            sizes = {m: [len(b) for b in lat[r, ld, m]] for m in ("none", "all", "fm")}
+            sizes = {m: [len(b) for b in lat[r, ld, m]] for m in modes}
             if len({tuple(v) for v in sizes.values()}) > 1:
                 # A failed request leaves no line, so positions would no longer pair up.
                 raise SystemExit(f"error: {name}: round {r} load {ld}: the modes measured different "
                                  f"counts in some block ({sizes}); their queries cannot be paired")
-            x = {m: [v for b in lat[r, ld, m] for v in b] for m in ("none", "all", "fm")}
+            x = {m: [v for b in lat[r, ld, m] for v in b] for m in modes}
             k = len(x["none"])
-            key = [sum(math.log(x[m][i]) for m in x) / 3 for i in range(k)]
+            key = [sum(math.log(x[m][i]) for m in x) / len(x) for i in range(k)]
             top = sorted(range(k), key=key.__getitem__)[-max(1, int(k * share)):]
-            for label, (p, q) in (("FM / all", ("fm", "all")), ("FM / none", ("fm", "none")),
-                                  ("all / none", ("all", "none"))):
-                rows[label].append(math.exp(statistics.mean(math.log(x[p][i] / x[q][i]) for i in top)))
+            for p, q in pairs:
+                rows[f"{label(p)} / {label(q)}"].append(math.exp(statistics.mean(math.log(x[p][i] / x[q][i]) for i in top)))
         print(f"  at {ld:.0%}: " + "; ".join(f"{k} " + " ".join(f"{v:.2f}" for v in vs) for k, vs in rows.items()))
 
 
@@ -293,11 +303,16 @@ def main():
                     help="a blocked run's ratios again without each block's first and last SECONDS")
     ap.add_argument("--longest", metavar="RUN", default=None,
                     help="a blocked run's paired ratios query by query on its longest 3%% of queries")
+    ap.add_argument("--fm", default="fm", metavar="MODE",
+                    help="the mode --pool, --edges and --longest compare with the others (fm-cores or fm-row "
+                         "in a run with the live script's --also-yield)")
     ap.add_argument("--blocks", type=int, default=1,
                     help="measure the noise of runs whose cells were sent in this many blocks (--blocks of the live script)")
     a = ap.parse_args()
     if a.trials < 1:
         ap.error("--trials must be at least 1")
+    global FM
+    FM = a.fm
     if a.longest:
         longest(a.runs, a.longest)
         return
