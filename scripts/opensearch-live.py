@@ -683,11 +683,14 @@ def summarize(cells):
     summary = []
     for ld in sorted({c["load"] for c in cells}):
         at = [c for c in cells if c["load"] == ld]
-        med = {m: statistics.median(c["p99_ms"] for c in at if c["mode"] == m) for m in MODES}
+        # The run's own modes (a run with --also-yield has a second FM mode, also under --summarize).
+        modes = [m for m in MODES if any(c["mode"] == m for c in at)] + sorted(
+            {c["mode"] for c in at} - set(MODES))
+        med = {m: statistics.median(c["p99_ms"] for c in at if c["mode"] == m) for m in modes}
         by_round = {}
         for c in at:
             by_round.setdefault(c["round"], {})[c["mode"]] = c["p99_ms"]
-        pairs = [r for r in by_round.values() if len(r) == len(MODES)]
+        pairs = [r for r in by_round.values() if len(r) == len(modes)]
         summary.append({"load": ld, "p99_ms": med, "fm_over_all": med["fm"] / med["all"],
                         "fm_over_none": med["fm"] / med["none"],
                         "paired_fm_over_all": statistics.median(r["fm"] / r["all"] for r in pairs),
@@ -695,7 +698,7 @@ def summarize(cells):
                         "paired_fm_over_all_each": [round(r["fm"] / r["all"], 3) for r in pairs],
                         "paired_fm_over_none_each": [round(r["fm"] / r["none"], 3) for r in pairs]})
         # A second FM mode (--also-yield): its ratios, and FM's paired ratio to it.
-        for m in (m for m in MODES if MODES[m][1] and m != "fm"):
+        for m in (m for m in modes if m.startswith("fm-")):
             summary[-1].setdefault("others", {})[m] = {
                 "over_all": med[m] / med["all"], "over_none": med[m] / med["none"],
                 "paired_over_all": statistics.median(r[m] / r["all"] for r in pairs),

@@ -53,6 +53,11 @@ class AlsoYieldTest(unittest.TestCase):
         # FM's own ratios are as without the fourth mode.
         self.assertAlmostEqual(s["paired_fm_over_none"], 0.9)
 
+    def test_a_stored_run_with_it_is_summarized_without_the_flag(self):
+        live.MODES.pop("fm-cores")  # --summarize parses no --also-yield
+        (s,) = live.summarize(cells())
+        self.assertAlmostEqual(s["others"]["fm-cores"]["paired_over_none"], 1.08)
+
     def test_without_it_the_summary_has_no_others(self):
         live.MODES.pop("fm-cores")
         rows = [c for c in cells() if c["mode"] != "fm-cores"]
