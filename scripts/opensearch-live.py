@@ -380,15 +380,17 @@ def fm_recent(http, k=None, before=None):
     return {key: (rec[key][len(rec[key]) - n:] if n else []) for key in RECENT_KEYS if key in rec}, st, k
 
 
-def fm_split(http, before, recent=None):
+def fm_split(http, before, recent=None, finished=None):
     """FM's own statistics of the queries since `before` finished (or of `recent`, gathered
     block by block): the split over them all, and by the table row they followed (the load they
-    found on arrival: row 1, or rows 2 and up)."""
+    found on arrival: row 1, or rows 2 and up). `finished`: how many queries `recent` should
+    have held (more than it holds if the plugin's record was cut)."""
     if recent is None:
         recent, st, k = fm_recent(http, before=before)
     else:
-        st, k = http.call("GET", "/_tailor/fm/stats"), len(recent["run_us"])
-    rows = list(zip(recent["run_us"], recent["degree"], recent["load"]))
+        st = http.call("GET", "/_tailor/fm/stats")
+        k = len(recent.get("run_us", [])) if finished is None else finished
+    rows = list(zip(recent.get("run_us", []), recent.get("degree", []), recent.get("load", [])))
     groups = {"all rows": [(r, d) for r, d, _ in rows],
               "row 1": [(r, d) for r, d, l in rows if l == 1],
               "rows 2+": [(r, d) for r, d, l in rows if l >= 2]}
@@ -619,6 +621,7 @@ def round_cells(a, out, http, queries, r, li, ld, cap):
             s = load(a, out, queries, rps, per_block, seed, tag, latencies=a.blocks > 1)
             if mode in fm_acc:
                 recent, fm1, k = fm_recent(http, before=fm0["queries"])
+                fm_acc[mode]["finished"] = fm_acc[mode].get("finished", 0) + k
                 if k > len(recent.get("run_us", [])):
                     log(f"  warning: {tag}: the plugin kept {len(recent.get('run_us', []))} of its {k} queries")
                 for key, v in recent.items():
@@ -665,8 +668,8 @@ def round_cells(a, out, http, queries, r, li, ld, cap):
         if mode in fm_acc:
             fa = fm_acc[mode]
             cell["fm_degrees"] = fa["degrees"]
-            cell.update({k: v for k, v in fa.items() if k not in ("degrees", "recent")})
-            split = fm_split(http, None, fa["recent"])
+            cell.update({k: v for k, v in fa.items() if k not in ("degrees", "recent", "finished")})
+            split = fm_split(http, None, fa["recent"], fa.get("finished"))
             cell["fm_split"] = split["groups"]
             # The cell's queries one by one (run time, degree, load, sliced, refused), apart
             # from results.json: why a long query stayed at degree 1 can be read from them.

@@ -313,6 +313,10 @@ def main():
         ap.error("--trials must be at least 1")
     global FM
     FM = a.fm
+    for name in ([a.longest] if a.longest else []) + ([a.edges[0]] if a.edges else []) + a.pool:
+        modes = {c["mode"] for c in cells_of(a.runs / name / "results.json")[0]}
+        if FM not in modes:
+            ap.error(f"--fm {FM}: run {name} has no such mode (it has {', '.join(sorted(modes))})")
     if a.longest:
         longest(a.runs, a.longest)
         return

@@ -120,6 +120,11 @@ class RecentTest(unittest.TestCase):
         split = live.fm_split(self.Http(10, 40), 20)
         self.assertTrue(split["truncated"])
 
+    def test_a_cell_gathered_block_by_block_knows_when_it_was_cut(self):
+        rec, _, k = live.fm_recent(self.Http(10, 40), before=20)
+        self.assertTrue(live.fm_split(self.Http(10, 40), None, rec, k)["truncated"])
+        self.assertFalse(live.fm_split(self.Http(10, 40), None, rec, len(rec["run_us"]))["truncated"])
+
 
 if __name__ == "__main__":
     unittest.main()
