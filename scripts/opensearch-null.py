@@ -60,6 +60,12 @@ FM = "fm"
 def label(mode):
     return "FM" if mode == "fm" else mode
 
+
+def others(present, first=("all", "none")):
+    """The modes FM is compared with, of those `present`: `first`'s order (the order of the
+    outputs stored before --fm existed), then any FM mode but FM itself."""
+    return [m for m in first + ("fm", "fm-cores", "fm-row") if m != FM and m in present]
+
 T975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26,
         10: 2.23, 11: 2.20, 12: 2.18, 14: 2.14, 17: 2.11, 20: 2.09, 29: 2.05}
 
@@ -126,8 +132,7 @@ def pass_rate(rng, rounds, sigma_e, sigma_r, effect, trials, loads=4, margin=1.1
 def pooled(runs_dir, names):
     runs = [cells_of(runs_dir / name / "results.json")[0] for name in names]
     loads = sorted({c["load"] for cells in runs for c in cells})
-    for mode in [m for m in ("none", "all", "fm", "fm-cores", "fm-row")
-                 if m != FM and any(c["mode"] == m for cells in runs for c in cells)]:
+    for mode in others({c["mode"] for cells in runs for c in cells}, ("none", "all")):
         for load in loads:
             lr = []
             for cells in runs:
@@ -253,7 +258,7 @@ def edges(runs_dir, name, seconds):
     halves[-1] = halves[-1] + rounds[sum(len(h) for h in halves):]
     print(f"{name}: {label(FM)}'s p99 over each mode's, paired within a round; medians of rounds "
           + ", ".join(f"{h[0]}-{h[-1]}" for h in halves) + f"; trimmed: each block's first and last {seconds:g} s dropped")
-    for mode in [m for m in ("all", "none", "fm", "fm-cores", "fm-row") if m != FM and any(k[2] == m for k in lat)]:
+    for mode in others({k[2] for k in lat}):
         for ld in sorted({l for _, l, _ in lat}):
             row = []
             for drop_s in (0.0, seconds):
@@ -276,7 +281,7 @@ def longest(runs_dir, name, share=0.03):
           "geometric means of the paired latency ratios")
     for ld in sorted({l for _, l, _ in lat}):
         modes = sorted({m for _, l, m in lat if l == ld})
-        pairs = [(FM, m) for m in ("all", "none", "fm", "fm-cores", "fm-row") if m != FM and m in modes] + [("all", "none")]
+        pairs = [(FM, m) for m in others(modes)] + [("all", "none")]
         rows = {f"{label(p)} / {label(q)}": [] for p, q in pairs}
         for r in sorted({r for r, l, _ in lat if l == ld}):
             sizes = {m: [len(b) for b in lat[r, ld, m]] for m in modes}
