@@ -425,11 +425,12 @@ def main():
     p.add_argument("--fm-decider", choices=("core", "row"), default="core",
                    help="the plugin's tailor.fm.decider, in --fm-search-mode auto: core slices a query that "
                         "finds a core of its own and a row that adds threads; row, one whose row adds threads")
-    p.add_argument("--fm-yield", choices=("cores", "row"), default="cores",
+    p.add_argument("--fm-yield", choices=("cores", "row", "mean"), default="cores",
                    help="the plugin's tailor.fm.yield: cores, a helper leaves its query at its next slice once "
                         "an arrival leaves more threads than cores (the guard); row, it stays while the table's "
-                        "row for the load then still gives its query that thread")
-    p.add_argument("--also-yield", choices=("cores", "row"), default=None,
+                        "row for the load then still gives its query that thread; mean, as row with the row of "
+                        "the larger of the load then and the mean load arrivals found lately")
+    p.add_argument("--also-yield", choices=("cores", "row", "mean"), default=None,
                    help="a fourth mode, fm-RULE: FM with this tailor.fm.yield, interleaved with the "
                         "others (the same table and decider), so that the two rules compare within one run")
     p.add_argument("--max-degree", type=int, default=None,
@@ -647,6 +648,9 @@ def round_cells(a, out, http, queries, r, li, ld, cap):
                                ("fm_helpers_yielded", lambda st: st["helpers"].get("yielded", 0)),
                                ("fm_helpers_stayed", lambda st: st["helpers"].get("stayed", 0))):
                     fa[key] = fa.get(key, 0) + f(fm1) - f(fm0)
+                # The mean load arrivals found, at the block's end (tailor.fm.yield mean reads it).
+                if fm1.get("mean_load") is not None:
+                    fa.setdefault("fm_mean_load", []).append(round(fm1["mean_load"], 2))
     cells = []
     for mode in order:
         c = acc[mode]

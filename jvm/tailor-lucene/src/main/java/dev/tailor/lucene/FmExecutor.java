@@ -36,7 +36,9 @@ import org.apache.lucene.util.ThreadInterruptedException;
  *       #requestStarted}) and a slice left over, and none while queries wait to start. Between
  *       slices a helper leaves its query when an arrival has left more threads than cores ({@link
  *       FmPolicy#helperYields}); under {@link #setYield} {@code ROW} it leaves then only if the
- *       row for the load now no longer gives its query that thread, or a query waits to start.
+ *       row for the load now no longer gives its query that thread, or a query waits to start,
+ *       and under {@code MEAN} the row for the larger of the load now and the mean load
+ *       arrivals found lately ({@link FmPolicy#sustainedLoad}).
  *       The helper pool has {@code cores - 1} threads. Queries are served oldest first.
  * </ul>
  *
@@ -109,6 +111,11 @@ public final class FmExecutor implements Executor, Closeable {
   private long helpersStayed;
   /** When a helper past the cores leaves its query ({@link #setYield}). */
   private volatile FmPolicy.Yield yield = FmPolicy.Yield.CORES;
+  /**
+   * The mean load arrivals found lately, themselves included ({@link FmPolicy#meanLoadAfter}),
+   * which {@link FmPolicy.Yield#MEAN} reads. Starts at one, an idle node's.
+   */
+  private double meanLoad = 1.0;
   private int peakHelpers;
   private int peakThreads;
   /**
@@ -156,7 +163,7 @@ public final class FmExecutor implements Executor, Closeable {
 
   /**
    * Sets when a helper past the cores leaves its query ({@link FmPolicy.Yield}): {@code CORES}
-   * (the default) or {@code ROW}. Takes effect at each helper's next slice.
+   * (the default), {@code ROW} or {@code MEAN}. Takes effect at each helper's next slice.
    */
   public void setYield(FmPolicy.Yield rule) {
     yield = Objects.requireNonNull(rule, "rule");
@@ -165,6 +172,19 @@ public final class FmExecutor implements Executor, Closeable {
   /** When a helper past the cores leaves its query ({@link #setYield}). */
   public FmPolicy.Yield yieldRule() {
     return yield;
+  }
+
+  /**
+   * The mean load arrivals found lately, themselves included ({@link FmPolicy#meanLoadAfter}):
+   * the sustained load {@link FmPolicy.Yield#MEAN} reads rows at.
+   */
+  public double meanLoad() {
+    lock.lock();
+    try {
+      return meanLoad;
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** Queries in the system now, started or waiting to. */
@@ -262,8 +282,8 @@ public final class FmExecutor implements Executor, Closeable {
   /**
    * Whether a query arriving now could get a helper, now or once a core frees: nothing waits to
    * start, the query has a core of its own (helpers give theirs back to an arrival, {@link
-   * FmPolicy#helperYields}; under {@link #setYield} {@code ROW} a helper may stay, so each busy
-   * helper counts as holding its core), and the table's row for the load it would find raises the degree
+   * FmPolicy#helperYields}; under {@link #setYield} {@code ROW} or {@code MEAN} a helper may
+   * stay, so each busy helper counts as holding its core), and the table's row for the load it would find raises the degree
    * before the table's horizon y ({@link #rowMayHelp}). A query that arrives to a node whose
    * other cores are all held by queries and requests may get the helper when one of them ends,
    * as FM re-decides a request's degree when the load changes (Haque et al., ASPLOS 2015, §4.2).
@@ -274,7 +294,7 @@ public final class FmExecutor implements Executor, Closeable {
     lock.lock();
     try {
       // The arriving query's own request is among those outside a scope, if the engine counts them.
-      int helpers = yield == FmPolicy.Yield.ROW ? busyHelpers : 0;
+      int helpers = yield == FmPolicy.Yield.CORES ? 0 : busyHelpers;
       int left = cores - running.size() - helpers - Math.max(1, requests - load);
       return rowRaises() && left >= 0;
     } finally {
@@ -366,6 +386,7 @@ public final class FmExecutor implements Executor, Closeable {
       q = new FmQueryScope(this, Thread.currentThread(), rowLoad(), policy.admission(load));
       q.executedBeforeNanos = executedNanos;
       q.inline = !sliced;
+      meanLoad = FmPolicy.meanLoadAfter(meanLoad, q.arrivalLoad());
       try {
         admit(q);
       } catch (InterruptedException e) {
@@ -603,8 +624,13 @@ public final class FmExecutor implements Executor, Closeable {
           int waiting = onExit.size() + delayed;
           if (FmPolicy.helperYields(holding, busyHelpers, cores, waiting)) {
             double executedMs = (System.nanoTime() - q.startNanos) / 1e6;
-            if (yield == FmPolicy.Yield.ROW
-                && policy.rowKeeps(rowLoad(), executedMs, q.threads, waiting)) {
+            FmPolicy.Yield rule = yield;
+            int keepLoad =
+                rule == FmPolicy.Yield.MEAN
+                    ? FmPolicy.sustainedLoad(rowLoad(), meanLoad)
+                    : rowLoad();
+            if (rule != FmPolicy.Yield.CORES
+                && policy.rowKeeps(keepLoad, executedMs, q.threads, waiting)) {
               if (!stayed && !q.held.isEmpty()) {
                 helpersStayed++;
                 stayed = true;

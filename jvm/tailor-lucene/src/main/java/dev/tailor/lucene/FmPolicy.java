@@ -14,7 +14,7 @@ import java.util.Objects;
  * indexes the table by the instantaneous load and its executed time, and its degree only grows.
  * The guard is tailor's departure from §4.2 (docs/guard.md): helpers never outnumber the free
  * cores or the slices left, and none are sent while queries wait. {@link #helperYields} and
- * {@link #rowKeeps} (the {@link Yield} rules) are the JVM's own, with no Rust counterpart and no
+ * {@link #rowKeeps}, {@link #sustainedLoad} (the {@link Yield} rules) are the JVM's own, with no Rust counterpart and no
  * shared vectors.
  */
 public final class FmPolicy {
@@ -140,9 +140,21 @@ public final class FmPolicy {
      * cores, as the paper's runtime lets the table's target parallelism exceed the cores (Haque et
      * al., ASPLOS 2015, §4.2); a departure from docs/guard.md.
      */
-    ROW;
+    ROW,
+    /**
+     * As {@link #ROW}, but the row is read at the node's sustained load ({@link #sustainedLoad}):
+     * the larger of the load now and the mean load arrivals have found lately. A kept helper puts
+     * more threads than cores on the node, and what that costs the other queries grows with the
+     * load the node sustains, not with the lull of the moment: at a sustained load whose row gives
+     * no early helper, a helper leaves as under {@link #CORES}. Tailor's own rule, with no
+     * counterpart in the paper.
+     */
+    MEAN;
 
-    /** The rule named {@code value} ({@code cores} or {@code row}, any case), or null if none. */
+    /**
+     * The rule named {@code value} ({@code cores}, {@code row} or {@code mean}, any case), or null
+     * if none.
+     */
     public static Yield named(String value) {
       for (Yield y : values()) {
         if (y.name().equalsIgnoreCase(value)) {
@@ -170,6 +182,31 @@ public final class FmPolicy {
     double y = table.maxIntervalMs();
     double ms = y > 0.0 ? Math.min(executedMs, Math.nextDown(y)) : executedMs;
     return waiting == 0 && table.row(load).degreeAt(ms) >= threads;
+  }
+
+  /**
+   * Arrivals the mean load of {@link Yield#MEAN} averages over: the weight of each arrival's load
+   * in {@link #meanLoadAfter} is one over this. Picked by hand: at 30% of a two-core node's
+   * capacity (about 130 queries a second) it spans about 2 s, at 75% about 0.8 s, long enough to
+   * tell the two apart and short enough to follow a burst.
+   */
+  public static final int MEAN_LOAD_ARRIVALS = 256;
+
+  /**
+   * The mean load arrivals find after one more arrival found {@code arrivalLoad} (itself
+   * included, as the table's rows count it): an exponentially weighted mean with weight {@code
+   * 1 / MEAN_LOAD_ARRIVALS}.
+   */
+  public static double meanLoadAfter(double mean, int arrivalLoad) {
+    return mean + (arrivalLoad - mean) / MEAN_LOAD_ARRIVALS;
+  }
+
+  /**
+   * The load whose row {@link Yield#MEAN} reads: the larger of the load now and the mean load
+   * arrivals found ({@link #meanLoadAfter}), rounded to the nearest whole load.
+   */
+  public static int sustainedLoad(int loadNow, double meanLoad) {
+    return (int) Math.max(loadNow, Math.round(meanLoad));
   }
 
   /**

@@ -323,6 +323,40 @@ class FmExecutorTest {
   }
 
   /**
+   * Under the mean rule the row is the sustained load's: after a spell of arrivals at load 3,
+   * whose row gives no second thread, a helper leaves at an arrival that makes load 2 only, whose
+   * row would keep it; on a node whose arrivals found it idle, it stays as under the row rule.
+   */
+  @Test
+  void underTheMeanRuleTheSustainedLoadsRowDecidesWhetherAHelperStays() throws Exception {
+    FmTable table = Tables.withHorizon(120_000, new double[][] {{0, 0}, {0, 0}, {0, 60_000}});
+    try (FmExecutor fm = new FmExecutor(table, 2)) {
+      fm.setYield(FmPolicy.Yield.MEAN);
+      assertEquals(1.0, fm.meanLoad(), 0.0);
+      assertTrue(tasksOnHelpersWithAnArrival(fm, true) >= 2, fm.stats().toString());
+      assertEquals(0, fm.stats().helpersYielded(), fm.stats().toString());
+      assertEquals(1, fm.stats().helpersStayed(), fm.stats().toString());
+    }
+    try (FmExecutor fm = new FmExecutor(table, 2)) {
+      fm.setYield(FmPolicy.Yield.MEAN);
+      // Three requests in flight: each query arriving meanwhile finds load 3.
+      for (int i = 0; i < 3; i++) {
+        fm.requestStarted();
+      }
+      for (int i = 0; i < 4 * FmPolicy.MEAN_LOAD_ARRIVALS; i++) {
+        fm.enter().close();
+      }
+      for (int i = 0; i < 3; i++) {
+        fm.requestFinished();
+      }
+      assertTrue(fm.meanLoad() > 2.9, "the arrivals found load 3: " + fm.meanLoad());
+      assertEquals(1, tasksOnHelpersWithAnArrival(fm, false), fm.stats().toString());
+      assertEquals(1, fm.stats().helpersYielded(), fm.stats().toString());
+      assertEquals(0, fm.stats().helpersStayed(), fm.stats().toString());
+    }
+  }
+
+  /**
    * Runs a query of 8 tasks on a two-core {@code fm} whose row for load 1 sends a helper at once.
    * While the helper is inside its first task a second query arrives and holds the other core;
    * if {@code helperStays}, the caller waits for the helper to claim a second task before

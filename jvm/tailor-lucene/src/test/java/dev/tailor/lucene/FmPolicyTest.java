@@ -174,6 +174,26 @@ class FmPolicyTest {
     assertFalse(p.rowKeeps(1, 50.0, 2, 1), "a query waiting to start always takes the core");
     assertEquals(FmPolicy.Yield.ROW, FmPolicy.Yield.named("Row"));
     assertEquals(FmPolicy.Yield.CORES, FmPolicy.Yield.named("cores"));
+    assertEquals(FmPolicy.Yield.MEAN, FmPolicy.Yield.named("MEAN"));
     assertNull(FmPolicy.Yield.named("never"));
+  }
+
+  @Test
+  void theMeanLoadFollowsTheArrivalsAndTheSustainedLoadIsNeverBelowTheLoadNow() {
+    double mean = 1.0;
+    for (int i = 0; i < 5 * FmPolicy.MEAN_LOAD_ARRIVALS; i++) {
+      mean = FmPolicy.meanLoadAfter(mean, 4);
+    }
+    assertTrue(Math.abs(mean - 4.0) < 0.05, "five spans of arrivals at load 4: " + mean);
+    // One span of arrivals at load 1 brings it about 63% of the way back.
+    for (int i = 0; i < FmPolicy.MEAN_LOAD_ARRIVALS; i++) {
+      mean = FmPolicy.meanLoadAfter(mean, 1);
+    }
+    assertTrue(mean > 1.9 && mean < 2.2, "one span at load 1 after load 4: " + mean);
+    assertEquals(1.0, FmPolicy.meanLoadAfter(1.0, 1), 0.0);
+    assertEquals(3, FmPolicy.sustainedLoad(2, 3.4), "the mean, rounded, when above the load now");
+    assertEquals(4, FmPolicy.sustainedLoad(2, 3.5));
+    assertEquals(5, FmPolicy.sustainedLoad(5, 1.2), "never below the load now");
+    assertEquals(2, FmPolicy.sustainedLoad(2, 2.49));
   }
 }

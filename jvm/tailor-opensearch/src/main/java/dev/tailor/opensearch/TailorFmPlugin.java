@@ -67,7 +67,9 @@ import org.opensearch.watcher.ResourceWatcherService;
  *   <li>{@code tailor.fm.yield} (default {@code cores}, dynamic): when a helper leaves its query
  *       once an arrival has left more threads than cores ({@link FmPolicy.Yield}): {@code
  *       cores}, at its next slice; {@code row}, only when the table's row for the load then no
- *       longer gives its query that thread, or a query waits for admission.
+ *       longer gives its query that thread, or a query waits for admission; {@code mean}, as
+ *       {@code row} with the row of the larger of the load then and the mean load arrivals
+ *       found lately.
  * </ul>
  *
  * <p>Observability: {@code GET /_tailor/fm/stats} ({@link RestFmStatsAction}).
@@ -136,12 +138,12 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
     fm.setYield(yield);
   }
 
-  /** The yield rule's setting value, {@code cores} or {@code row}. */
+  /** The yield rule's setting value, {@code cores}, {@code row} or {@code mean}. */
   static FmPolicy.Yield parseYield(String value) {
     FmPolicy.Yield y = FmPolicy.Yield.named(value);
     if (y == null) {
       throw new IllegalArgumentException(
-          "[" + YIELD_KEY + "] must be cores or row, found [" + value + "]");
+          "[" + YIELD_KEY + "] must be cores, row or mean, found [" + value + "]");
     }
     return y;
   }
@@ -311,6 +313,7 @@ public class TailorFmPlugin extends Plugin implements SearchPlugin, ActionPlugin
       b.field("load", fm.load());
       b.field("search_requests_in_flight", fm.requestsInFlight());
       b.field("yield", fm.yieldRule().toString());
+      b.field("mean_load", fm.meanLoad());
       b.field("queries", s.queries());
       b.startObject("degrees");
       long[] h = s.degreeHistogram();

@@ -57,5 +57,8 @@ public class TailorFmRestTests extends OpenSearchSingleNodeTestCase {
     assertTrue(json.containsKey("degrees"));
     assertTrue(json.containsKey("admissions_waited"));
     assertTrue(json.containsKey("helpers"));
+    assertEquals("cores", json.get("yield"));
+    // No query has arrived: the mean load is an idle node's.
+    assertEquals(1.0, ((Number) json.get("mean_load")).doubleValue(), 0.0);
   }
 }

@@ -98,7 +98,7 @@ public class TailorFmSettingsTests extends OpenSearchTestCase {
     IllegalArgumentException e =
         expectThrows(IllegalArgumentException.class, () -> new TailorFmPlugin(bad, createTempDir()));
     MatcherAssert.assertThat(
-        e.getMessage(), containsString("[tailor.fm.yield] must be cores or row, found [never]"));
+        e.getMessage(), containsString("[tailor.fm.yield] must be cores, row or mean, found [never]"));
   }
 
   public void testCoresAtLeastOne() {
