@@ -9,7 +9,8 @@ What it does, in order (each step logged, results written under --out as they co
 2. The corpus (GCIDE, converted from Debian's dict-gcide as scripts/live-check.py does, or
    --corpus) and tailor's generated queries (`tailor profile --workload search` writes them).
 3. A Lucene profile of the first --profile-queries queries at degrees 1..min(cores, 8)
-   (dev.tailor.lucene.LuceneProfile, 16 segments), and `tailor plan fm` on it: the table.
+   (dev.tailor.lucene.LuceneProfile, 16 segments), or the one --profile-csv names, and
+   `tailor plan fm` on it: the table.
 4. A node (BenchNode) with the plugin, the index `gcide` (1 shard, --segments segments: one
    refresh per equal chunk, merges held off) and a warm-up.
 5. Capacity: sequential search (mode none) offered more than it can serve; what it sustains
@@ -209,10 +210,19 @@ def profile_and_plan(a, out, lucene_cp, corpus, queries):
     cores = a.cores
     deg = a.max_degree or min(cores, 8)
     profile = out / "profile-lucene.csv"
-    log(f"Lucene profile: {a.profile_queries} queries, degrees 1..{deg}, {a.segments} segments, --repeat {a.repeat}")
-    sh(["java", "-Xmx2g", "-cp", lucene_cp, "dev.tailor.lucene.LuceneProfile", "--corpus", corpus, "--queries",
-        queries, "--out", profile, "--units-out", out / "units-lucene.csv", "--segments", a.segments,
-        "--degrees", deg, "--repeat", a.repeat, "--limit", a.profile_queries], timeout=3600)
+    if a.profile_csv:
+        # A profile measured before (a run's profile-lucene.csv): the planner is deterministic,
+        # so runs given the same profile follow the same table.
+        src = Path(a.profile_csv)
+        if not src.is_file():
+            raise SystemExit(f"error: --profile-csv {src}: no such file")
+        shutil.copy(src, profile)
+        log(f"Lucene profile: {src} (given with --profile-csv, not measured)")
+    else:
+        log(f"Lucene profile: {a.profile_queries} queries, degrees 1..{deg}, {a.segments} segments, --repeat {a.repeat}")
+        sh(["java", "-Xmx2g", "-cp", lucene_cp, "dev.tailor.lucene.LuceneProfile", "--corpus", corpus, "--queries",
+            queries, "--out", profile, "--units-out", out / "units-lucene.csv", "--segments", a.segments,
+            "--degrees", deg, "--repeat", a.repeat, "--limit", a.profile_queries], timeout=3600)
     t1 = [float(l.split(",")[1]) for l in profile.read_text().splitlines()[1:] if l.strip()]
     # y: the paper's, the longest request (§4.1), unless --max-interval-ms caps it.
     y = math.ceil(max(2.0, min(a.max_interval_ms or max(t1), max(t1))) / STEP_MS) * STEP_MS
@@ -453,6 +463,9 @@ def main():
     p.add_argument("--query-count", type=int, default=2000)
     p.add_argument("--profile-queries", type=int, default=400)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--profile-csv", default=None, metavar="FILE",
+                   help="plan from this Lucene profile (a run's profile-lucene.csv) instead of measuring one; "
+                        "the planner is deterministic, so runs given the same profile follow the same table")
     p.add_argument("--loads", default="0.3,0.45,0.6,0.75")
     p.add_argument("--capacity", type=float,
                    help="queries/s the loads are fractions of (default: probed, mode none overloaded)")

@@ -3,6 +3,7 @@
     python3 scripts/opensearch_live_test.py
 """
 
+import argparse
 import contextlib
 import importlib.util
 import io
@@ -124,6 +125,43 @@ class RecentTest(unittest.TestCase):
         rec, _, k = live.fm_recent(self.Http(10, 40), before=20)
         self.assertTrue(live.fm_split(self.Http(10, 40), None, rec, k)["truncated"])
         self.assertFalse(live.fm_split(self.Http(10, 40), None, rec, len(rec["run_us"]))["truncated"])
+
+
+class ProfileCsvTest(unittest.TestCase):
+    """--profile-csv: the run plans from a given profile and measures none."""
+
+    def plan(self, out, given):
+        calls = []
+        saved = live.sh
+        live.sh = lambda args, timeout=None, **kw: calls.append([str(x) for x in args])
+        try:
+            a = argparse.Namespace(cores=2, max_degree=None, profile_csv=str(given), profile_queries=400,
+                                   segments=16, repeat=3, max_interval_ms=None, tailor="tailor",
+                                   target_parallelism=None, keep_sequential=60.0, latency_bound_share=None)
+            with contextlib.redirect_stdout(io.StringIO()):
+                return live.profile_and_plan(a, out, "cp", "corpus", "queries"), calls
+        finally:
+            live.sh = saved
+
+    def test_a_given_profile_is_planned_from_and_not_measured(self):
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            given = d / "profile-lucene.csv"
+            given.write_text("request,t1_ms,t2_ms\nq1,1.0,0.8\nq2,30.2,25.0\n")
+            (out := d / "run").mkdir()
+            (profile, table, cmd), calls = self.plan(out, given)
+            self.assertEqual(given.read_text(), profile.read_text())
+            self.assertEqual(1, len(calls), "the planner only: no LuceneProfile")
+            self.assertEqual(["plan", "fm"], calls[0][1:3])
+            # y is the given profile's longest query, rounded up to the table's step.
+            self.assertEqual("30.5ms", calls[0][calls[0].index("--max-interval") + 1])
+
+    def test_a_missing_profile_is_named(self):
+        with tempfile.TemporaryDirectory() as d:
+            with self.assertRaises(SystemExit) as e:
+                self.plan(Path(d), Path(d) / "nowhere.csv")
+            self.assertIn("--profile-csv", str(e.exception.code))
+            self.assertIn("nowhere.csv", str(e.exception.code))
 
 
 if __name__ == "__main__":
