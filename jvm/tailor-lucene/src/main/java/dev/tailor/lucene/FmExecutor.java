@@ -283,8 +283,8 @@ public final class FmExecutor implements Executor, Closeable {
    * Whether a query arriving now could get a helper, now or once a core frees: nothing waits to
    * start, the query has a core of its own (helpers give theirs back to an arrival, {@link
    * FmPolicy#helperYields}; under {@link #setYield} {@code ROW} or {@code MEAN} a helper may
-   * stay, so each busy helper counts as holding its core), and the table's row for the load it would find raises the degree
-   * before the table's horizon y ({@link #rowMayHelp}). A query that arrives to a node whose
+   * stay, so each busy helper counts as holding its core), and the table's row for the load it
+   * would find raises the degree before the table's horizon y ({@link #rowMayHelp}). A query that arrives to a node whose
    * other cores are all held by queries and requests may get the helper when one of them ends,
    * as FM re-decides a request's degree when the load changes (Haque et al., ASPLOS 2015, §4.2).
    * An engine can run a query that could not on its plain sequential path instead of slicing it,

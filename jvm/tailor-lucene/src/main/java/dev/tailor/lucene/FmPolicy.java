@@ -13,9 +13,9 @@ import java.util.Objects;
  * load L waits v0, or for another query to leave when the row says (e1, d1); once running, it
  * indexes the table by the instantaneous load and its executed time, and its degree only grows.
  * The guard is tailor's departure from §4.2 (docs/guard.md): helpers never outnumber the free
- * cores or the slices left, and none are sent while queries wait. {@link #helperYields} and
- * {@link #rowKeeps}, {@link #sustainedLoad} (the {@link Yield} rules) are the JVM's own, with no Rust counterpart and no
- * shared vectors.
+ * cores or the slices left, and none are sent while queries wait. {@link #helperYields},
+ * {@link #rowKeeps} and {@link #sustainedLoad} (the {@link Yield} rules) are the JVM's own, with
+ * no Rust counterpart and no shared vectors.
  */
 public final class FmPolicy {
   private final FmTable table;
