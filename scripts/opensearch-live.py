@@ -232,6 +232,8 @@ def profile_and_plan(a, out, lucene_cp, corpus, queries):
             "--target-parallelism", a.target_parallelism or search_pool(cores)]
     if a.keep_sequential is not None:
         args += ["--keep-sequential", a.keep_sequential]
+    if getattr(a, "plan_bins", None):
+        args += ["--bins", a.plan_bins]
     bound = None
     if a.latency_bound_share is not None:
         # Theorem 1's form (docs/fm-planner.md, "A latency bound"): the bound sits at this share
@@ -463,6 +465,9 @@ def main():
     p.add_argument("--query-count", type=int, default=2000)
     p.add_argument("--profile-queries", type=int, default=400)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--plan-bins", type=int, default=None, metavar="K",
+                   help="tailor plan fm --bins K: plan on K demand bins of the profile, each with its members' "
+                        "mean times (the paper's approximation, §4.1), which averages out a noisy query's speedup")
     p.add_argument("--profile-csv", default=None, metavar="FILE",
                    help="plan from this Lucene profile (a run's profile-lucene.csv) instead of measuring one; "
                         "the planner is deterministic, so runs given the same profile follow the same table")

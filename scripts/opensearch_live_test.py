@@ -130,14 +130,15 @@ class RecentTest(unittest.TestCase):
 class ProfileCsvTest(unittest.TestCase):
     """--profile-csv: the run plans from a given profile and measures none."""
 
-    def plan(self, out, given):
+    def plan(self, out, given, plan_bins=None):
         calls = []
         saved = live.sh
         live.sh = lambda args, timeout=None, **kw: calls.append([str(x) for x in args])
         try:
             a = argparse.Namespace(cores=2, max_degree=None, profile_csv=str(given), profile_queries=400,
                                    segments=16, repeat=3, max_interval_ms=None, tailor="tailor",
-                                   target_parallelism=None, keep_sequential=60.0, latency_bound_share=None)
+                                   target_parallelism=None, keep_sequential=60.0, latency_bound_share=None,
+                                   plan_bins=plan_bins)
             with contextlib.redirect_stdout(io.StringIO()):
                 return live.profile_and_plan(a, out, "cp", "corpus", "queries"), calls
         finally:
@@ -155,6 +156,17 @@ class ProfileCsvTest(unittest.TestCase):
             self.assertEqual(["plan", "fm"], calls[0][1:3])
             # y is the given profile's longest query, rounded up to the table's step.
             self.assertEqual("30.5ms", calls[0][calls[0].index("--max-interval") + 1])
+            self.assertNotIn("--bins", calls[0])
+
+    def test_plan_bins_reach_the_planner(self):
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            given = d / "profile-lucene.csv"
+            given.write_text("request,t1_ms,t2_ms\nq1,1.0,0.8\nq2,30.2,25.0\n")
+            (out := d / "run").mkdir()
+            (_, _, cmd), calls = self.plan(out, given, plan_bins=40)
+            self.assertEqual("40", calls[0][calls[0].index("--bins") + 1])
+            self.assertIn("--bins 40", cmd, "the report's plan command names the bins")
 
     def test_a_missing_profile_is_named(self):
         with tempfile.TemporaryDirectory() as d:
