@@ -144,13 +144,16 @@ class ProfileCsvTest(unittest.TestCase):
         finally:
             live.sh = saved
 
+    def plan_given(self, given, plan_bins=None):
+        """Plans from a two-query profile written to GIVEN, into a run directory beside it."""
+        given.write_text("request,t1_ms,t2_ms\nq1,1.0,0.8\nq2,30.2,25.0\n")
+        (out := given.parent / "run").mkdir()
+        return self.plan(out, given, plan_bins)
+
     def test_a_given_profile_is_planned_from_and_not_measured(self):
         with tempfile.TemporaryDirectory() as d:
-            d = Path(d)
-            given = d / "profile-lucene.csv"
-            given.write_text("request,t1_ms,t2_ms\nq1,1.0,0.8\nq2,30.2,25.0\n")
-            (out := d / "run").mkdir()
-            (profile, table, cmd), calls = self.plan(out, given)
+            given = Path(d) / "profile-lucene.csv"
+            (profile, table, cmd), calls = self.plan_given(given)
             self.assertEqual(given.read_text(), profile.read_text())
             self.assertEqual(1, len(calls), "the planner only: no LuceneProfile")
             self.assertEqual(["plan", "fm"], calls[0][1:3])
@@ -160,11 +163,7 @@ class ProfileCsvTest(unittest.TestCase):
 
     def test_plan_bins_reach_the_planner(self):
         with tempfile.TemporaryDirectory() as d:
-            d = Path(d)
-            given = d / "profile-lucene.csv"
-            given.write_text("request,t1_ms,t2_ms\nq1,1.0,0.8\nq2,30.2,25.0\n")
-            (out := d / "run").mkdir()
-            (_, _, cmd), calls = self.plan(out, given, plan_bins=40)
+            (_, _, cmd), calls = self.plan_given(Path(d) / "profile-lucene.csv", plan_bins=40)
             self.assertEqual("40", calls[0][calls[0].index("--bins") + 1])
             self.assertIn("--bins 40", cmd, "the report's plan command names the bins")
 
